@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vmx: out-of-tree build of vmx.ko and the entry points of the project.
+#
+#   make                 build vmx.ko for KDIR (default: the running kernel's
+#                        build tree if installed, else the newest 6.12 headers)
+#   make all-kernels     also build build/<kver>/vmx.ko for every installed
+#                        Debian 6.1 and 6.12 header tree
+#   make check           W=1 + sparse (C=2) builds, warnings are errors
+#   make demo            main job: boot a guest, load vmx, attach XDP, traffic
+#   make test            the whole test suite in guests
+#   make bench           the benchmark (not a test)
+
+SRC := $(CURDIR)
+KVER_RUNNING := $(shell uname -r)
+KDIR_NEWEST := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64)))
+ifneq ($(wildcard /lib/modules/$(KVER_RUNNING)/build/Makefile),)
+KDIR ?= /lib/modules/$(KVER_RUNNING)/build
+else
+KDIR ?= $(KDIR_NEWEST)
+endif
+ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
+		    $(wildcard /usr/src/linux-headers-6.1.*-amd64))
+SOURCES := Kbuild vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
+	   vmx.h vmx_defs.h vmx_compat.h
+
+.PHONY: all modules all-kernels check clean demo test bench setup
+
+all: modules
+
+modules:
+	@test -n "$(KDIR)" || { echo "no kernel headers: run tools/setup.sh"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(SRC) modules
+
+# One copy of the sources per kernel, so objects never mix.
+all-kernels: modules
+	@set -e; for k in $(ALL_KDIRS); do \
+		v=$${k#/usr/src/linux-headers-}; d=$(SRC)/build/$$v; \
+		mkdir -p $$d; cp $(addprefix $(SRC)/,$(SOURCES)) $$d/; \
+		$(MAKE) -C $$k M=$$d modules KCFLAGS="$(KCFLAGS)"; \
+	done
+
+check:
+	@set -e; for k in $(ALL_KDIRS); do \
+		v=$${k#/usr/src/linux-headers-}; d=$(SRC)/build/check-$$v; \
+		rm -rf $$d; mkdir -p $$d; cp $(addprefix $(SRC)/,$(SOURCES)) $$d/; \
+		echo "== W=1 C=2 against $$v"; \
+		$(MAKE) -s -C $$k M=$$d W=1 C=2 KCFLAGS=-Werror modules 2>&1 | \
+			tee $$d/log; \
+		! grep -E "warning|error" $$d/log; \
+	done
+
+setup:
+	tools/setup.sh
+
+demo:
+	tools/demo.sh
+
+test:
+	tools/run-tests.sh
+
+bench:
+	tools/bench.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(SRC) clean
+	rm -rf $(SRC)/build

@@ -1,0 +1,532 @@
+#!/usr/bin/env bash
+# lib.sh - helpers for the vmx selftests. Source it from a test script that
+# runs as root inside a guest booted by tools/vm.sh (never on the host: the
+# tests load and unload NIC drivers and move interfaces between netns).
+#
+# Environment:
+#   VMX_DRIVER       vmx (default): insmod the vmx.ko built for the running
+#                    kernel (see vmx_ko_path); vmxnet3: modprobe the in-tree
+#                    driver, as a reference.
+#   VMX_DRIVER_NAME  name the driver registers under /sys/bus/pci/drivers
+#                    (default: the same as VMX_DRIVER).
+#   VMX_PROJECT      project top dir (default: four levels above this file).
+#
+# Topology (tools/vm.sh --nic vmxnet3 --nic vmxnet3 --nic virtio, or --tap):
+# DUT is the first interface bound to the driver under test (DUT2 the second,
+# if any); PEER is the first virtio_net interface, moved into netns "peer".
+#   DUT  10.99.0.1/24 fd99::1/64        PEER 10.99.0.2/24 fd99::2/64
+#
+# A test looks like:
+#   source "$(dirname "$0")/lib.sh"
+#   vmx_setup                  # load drivers, addresses, carrier
+#   check "ping v4" dut_ping -c 5 "$PEER_IP"
+#   vmx_done                   # dmesg check, plan, exit status
+#
+# Output is TAP 13 ("ok N name", "not ok N name", "ok N name # SKIP why"),
+# diagnostics are "# ..." lines. vmx_done exits 0 when nothing failed, 1 when
+# something failed, 4 (kselftest skip) when every subtest was skipped.
+
+set -u
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+VMX_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VMX_PROJECT=${VMX_PROJECT:-$(cd "$VMX_LIB_DIR/../../../.." && pwd)}
+VMX_DRIVER=${VMX_DRIVER:-vmx}
+VMX_DRIVER_NAME=${VMX_DRIVER_NAME:-$VMX_DRIVER}
+VMX_TEST=${VMX_TEST:-$(basename "$0" .sh)}
+
+PEER_NS=peer
+DUT_IP=10.99.0.1
+PEER_IP=10.99.0.2
+DUT_IP6=fd99::1
+PEER_IP6=fd99::2
+# A unicast MAC/IP nobody owns, for filter tests.
+FOREIGN_IP=10.99.0.77
+FOREIGN_MAC=02:00:00:00:00:77
+
+DUT=
+DUT2=
+PEER=
+
+VMX_TMP=$(mktemp -d /tmp/vmx-"$VMX_TEST".XXXXXX)
+_vmx_n=0
+_vmx_pass=0
+_vmx_fail=0
+_vmx_skip=0
+_vmx_bg=()
+_vmx_marker="vmx-selftest: begin $VMX_TEST $$ $RANDOM"
+_vmx_done=0
+
+# Regex of kernel log lines that fail a test.
+VMX_DMESG_BAD='WARNING:|BUG:|Oops|Call Trace|general protection fault|kernel BUG|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|NETDEV WATCHDOG|DMAR: .*[Ff]ault|DMAR: \[DMA|swiotlb buffer is full|page allocation failure|unreferenced object|blocked for more than|soft lockup|rcu.*detected stall|Bad page|skb_over_panic|skb_under_panic|dma_map.*fail|DMA-API'
+
+echo "TAP version 13"
+echo "$_vmx_marker" >/dev/kmsg 2>/dev/null
+
+# ------------------------------------------------------------ TAP output
+
+log() { printf '# %s\n' "$*"; }
+
+# Indent command output as TAP diagnostics.
+diag() { sed -u 's/^/#   /'; }
+
+ok() {
+	_vmx_n=$((_vmx_n + 1)); _vmx_pass=$((_vmx_pass + 1))
+	echo "ok $_vmx_n $1"
+}
+
+fail() {
+	_vmx_n=$((_vmx_n + 1)); _vmx_fail=$((_vmx_fail + 1))
+	echo "not ok $_vmx_n $1"
+	[ $# -lt 2 ] || log "$2"
+}
+
+skip() {
+	_vmx_n=$((_vmx_n + 1)); _vmx_skip=$((_vmx_skip + 1))
+	echo "ok $_vmx_n $1 # SKIP ${2:-}"
+}
+
+# check NAME CMD...: one subtest, passing when CMD exits 0. CMD's output
+# is shown as diagnostics.
+check() {
+	local name=$1 rc
+	shift
+	"$@" > "$VMX_TMP/check.out" 2>&1
+	rc=$?
+	diag <"$VMX_TMP/check.out"
+	if [ $rc -eq 0 ]; then
+		ok "$name"
+	else
+		fail "$name" "exit status $rc: $*"
+	fi
+	return $rc
+}
+
+# check_fails NAME CMD...: passes when CMD fails.
+check_fails() {
+	local name=$1 rc
+	shift
+	"$@" > "$VMX_TMP/check.out" 2>&1
+	rc=$?
+	diag <"$VMX_TMP/check.out"
+	if [ $rc -ne 0 ]; then
+		ok "$name"
+		return 0
+	fi
+	fail "$name" "unexpectedly succeeded: $*"
+	return 1
+}
+
+# Abort the whole test (e.g. setup failed): one failing subtest, then done.
+bail() {
+	fail "${2:-setup}" "$1"
+	vmx_done
+}
+
+# ------------------------------------------------------------ driver
+
+vmx_ko_path() {
+	local k="$VMX_PROJECT/build/$(uname -r)/vmx.ko"
+	if [ -f "$k" ]; then
+		echo "$k"
+	else
+		echo "$VMX_PROJECT/vmx.ko"
+	fi
+}
+
+# Module name of the driver under test.
+dut_module() {
+	case "$VMX_DRIVER" in
+	vmx) echo vmx ;;
+	*) echo "$VMX_DRIVER" ;;
+	esac
+}
+
+dut_loaded() { [ -d "/sys/module/$(dut_module)" ]; }
+
+# PCI addresses of all vmxnet3 devices (15ad:07b0).
+vmxnet3_pci_devs() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x15ad ] &&
+			[ "$(cat "$d/device")" = 0x07b0 ] && basename "$d"
+	done
+}
+
+dut_load() {
+	local ko v dep
+	dut_loaded && return 0
+	case "$VMX_DRIVER" in
+	vmx)
+		ko=$(vmx_ko_path)
+		if [ ! -f "$ko" ]; then
+			echo "vmx.ko not found (looked for $VMX_PROJECT/build/$(uname -r)/vmx.ko and $VMX_PROJECT/vmx.ko)"
+			return 1
+		fi
+		v=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{print $1}')
+		if [ "$v" != "$(uname -r)" ]; then
+			echo "$ko is built for '$v', running $(uname -r)"
+			return 1
+		fi
+		for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+			modprobe "$dep" || return 1
+		done
+		insmod "$ko" ${VMX_MODULE_PARAMS:-}
+		;;
+	*)
+		modprobe "$VMX_DRIVER"
+		;;
+	esac
+}
+
+dut_unload() {
+	dut_loaded || return 0
+	rmmod "$(dut_module)"
+}
+
+# Interfaces in this netns whose device is bound to driver $1.
+ifaces_by_driver() {
+	local n drv
+	for n in /sys/class/net/*; do
+		[ -e "$n/device/driver" ] || continue
+		drv=$(basename "$(readlink "$n/device/driver")")
+		[ "$drv" = "$1" ] && basename "$n"
+	done
+}
+
+dut_ifaces() { ifaces_by_driver "$VMX_DRIVER_NAME"; }
+
+# wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
+wait_for() {
+	local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
+	shift
+	while ! "$@"; do
+		[ $(( $(date +%s%N) / 1000000 )) -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+_count_is() { [ "$("${@:2}" | wc -w)" -ge "$1" ]; }
+
+# Wait until every vmxnet3 PCI device has an interface bound to the DUT driver.
+wait_dut_ifaces() {
+	local want
+	want=$(vmxnet3_pci_devs | wc -l)
+	[ "$want" -gt 0 ] || { echo "no vmxnet3 PCI device in this guest"; return 1; }
+	wait_for "${1:-10}" _count_is "$want" dut_ifaces ||
+		{ echo "expected $want $VMX_DRIVER_NAME interfaces, have: $(dut_ifaces | xargs)"; return 1; }
+}
+
+# Load the driver and set DUT/DUT2.
+dut_up_driver() {
+	dut_load || { echo "loading $VMX_DRIVER failed"; return 1; }
+	wait_dut_ifaces 10 || return 1
+	DUT=$(dut_ifaces | sed -n 1p)
+	DUT2=$(dut_ifaces | sed -n 2p)
+	[ -n "$DUT" ]
+}
+
+# ------------------------------------------------------------ links, netns
+
+pexec() { ip netns exec "$PEER_NS" "$@"; }
+
+carrier_of() { cat "/sys/class/net/$1/carrier" 2>/dev/null; }
+has_carrier() { [ "$(carrier_of "$1")" = 1 ]; }
+peer_has_carrier() { [ "$(pexec cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
+
+# wait_carrier IF [TIMEOUT]: wait for carrier on IF (this netns).
+wait_carrier() {
+	wait_for "${2:-10}" has_carrier "$1" ||
+		{ echo "no carrier on $1 after ${2:-10}s"; return 1; }
+}
+
+_peer_in_ns() { pexec ls /sys/class/net 2>/dev/null | grep -qx "$PEER"; }
+
+# Find the virtio_net peer (moving back from a deleted netns takes a moment)
+# and move it into netns $PEER_NS.
+peer_setup() {
+	modprobe virtio_net || return 1
+	if ip netns list | grep -qw "$PEER_NS"; then
+		ip netns del "$PEER_NS"
+	fi
+	wait_for 10 _count_is 1 ifaces_by_driver virtio_net ||
+		{ echo "no virtio_net interface for the peer"; return 1; }
+	PEER=$(ifaces_by_driver virtio_net | sed -n 1p)
+	ip netns add "$PEER_NS" || return 1
+	ip link set "$PEER" netns "$PEER_NS" || return 1
+	wait_for 5 _peer_in_ns || return 1
+	pexec ip link set lo up
+	pexec sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	pexec ip link set "$PEER" mtu 1500
+	pexec ip addr add "$PEER_IP/24" dev "$PEER"
+	pexec ip addr add "$PEER_IP6/64" dev "$PEER" nodad
+	pexec ip link set "$PEER" up
+	# Multicast sent by the peer leaves through its NIC.
+	pexec ip route add 224.0.0.0/4 dev "$PEER"
+	wait_for 10 peer_has_carrier "$PEER" || { echo "peer has no carrier"; return 1; }
+}
+
+# Give DUT its addresses and bring it up.
+dut_addr_setup() {
+	local d=${1:-$DUT}
+	sysctl -qw "net.ipv6.conf.$d.accept_dad=0" 2>/dev/null
+	ip addr flush dev "$d"
+	ip addr add "$DUT_IP/24" dev "$d" || return 1
+	ip link set "$d" up || return 1
+	ip addr add "$DUT_IP6/64" dev "$d" nodad || return 1
+	wait_carrier "$d" 10
+}
+
+# vmx_setup [--no-load]: peer netns + driver + addresses. On failure the
+# test bails out with one failed subtest.
+vmx_setup() {
+	sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	peer_setup > "$VMX_TMP/setup.out" 2>&1 ||
+		{ diag <"$VMX_TMP/setup.out"; bail "peer setup failed" setup; }
+	if [ "${1:-}" != --no-load ]; then
+		dut_up_driver > "$VMX_TMP/setup.out" 2>&1 ||
+			{ diag <"$VMX_TMP/setup.out"; bail "driver $VMX_DRIVER did not come up" setup; }
+		dut_addr_setup > "$VMX_TMP/setup.out" 2>&1 ||
+			{ diag <"$VMX_TMP/setup.out"; bail "DUT $DUT setup failed" setup; }
+		log "driver $VMX_DRIVER ($(dut_module)) kernel $(uname -r): DUT=$DUT DUT2=${DUT2:-none} PEER=$PEER (netns $PEER_NS)"
+	fi
+}
+
+# set_mtu_both MTU: set the MTU on DUT and PEER.
+set_mtu_both() {
+	ip link set "$DUT" mtu "$1" || return 1
+	pexec ip link set "$PEER" mtu "$1" || return 1
+	wait_carrier "$DUT" 10
+}
+
+# ------------------------------------------------------------ traffic
+
+# _ping_loss ARGS...: run ping, print its summary, return 0 on 0% loss.
+_ping_loss() {
+	local out loss
+	out=$("$@" 2>&1)
+	printf '%s\n' "$out" | tail -n 2
+	loss=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p')
+	[ "$loss" = 0 ]
+}
+
+# dut_ping ARGS...: ping from DUT side (root netns); 0 on no loss at all.
+dut_ping() { _ping_loss ping -W 2 "$@"; }
+# peer_ping ARGS...: ping from the peer netns; 0 on no loss at all.
+peer_ping() { _ping_loss ip netns exec "$PEER_NS" ping -W 2 "$@"; }
+
+# no_reply ARGS...: ping from the peer, succeed if no reply came back.
+peer_no_reply() {
+	local out
+	out=$(ip netns exec "$PEER_NS" ping -W 1 "$@" 2>&1)
+	printf '%s\n' "$out" | tail -n 2
+	printf '%s\n' "$out" | grep -q ' 100% packet loss'
+}
+
+# ... | show_grep REGEX: print stdin, succeed if a line matches REGEX.
+show_grep() {
+	local o
+	o=$(cat)
+	printf '%s\n' "$o"
+	printf '%s\n' "$o" | grep -q -E "$1"
+}
+
+# Background a process; it is killed by vmx_cleanup.
+bg_start() {
+	"$@" &
+	_vmx_bg+=($!)
+	echo $!
+}
+
+bg_stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# iperf3 server in the peer netns, serving one client, bounded in time.
+iperf_server_start() {
+	local port=${1:-5201} t=${VMX_IPERF_SERVER_TIME:-60}
+	ip netns exec "$PEER_NS" timeout "$t" iperf3 -s -1 -p "$port" \
+		> "$VMX_TMP/iperf-server.log" 2>&1 &
+	_vmx_bg+=($!)
+	_iperf_srv=$!
+	wait_for 5 _iperf_listening "$port" || { echo "iperf3 server did not start"; return 1; }
+}
+
+_iperf_listening() {
+	ip netns exec "$PEER_NS" ss -Hltn "sport = :$1" | grep -q LISTEN
+}
+
+# iperf_check ARGS...: one iperf3 client run against the peer (ARGS go to
+# the client, e.g. -R, -u -b 50M). Passes when iperf3 reports no error and
+# both ends moved data. Prints the throughput.
+iperf_check() {
+	local port=5201 rc
+	iperf_server_start $port || return 1
+	timeout 60 iperf3 -c "${IPERF_DST:-$PEER_IP}" -p $port -t "${VMX_IPERF_TIME:-3}" --json \
+		--connect-timeout 5000 "$@" > "$VMX_TMP/iperf.json" 2>"$VMX_TMP/iperf.err"
+	rc=$?
+	wait "$_iperf_srv" 2>/dev/null
+	cat "$VMX_TMP/iperf.err"
+	python3 - "$VMX_TMP/iperf.json" "$rc" "${VMX_UDP_MAX_LOSS:-5}" <<'EOF'
+import json, sys
+path, rc, maxloss = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+try:
+    d = json.load(open(path))
+except Exception as e:
+    print(f"iperf3 gave no JSON (exit {rc}): {e}")
+    sys.exit(1)
+if "error" in d:
+    print("iperf3 error:", d["error"])
+    sys.exit(1)
+end = d.get("end", {})
+udp = d.get("start", {}).get("test_start", {}).get("protocol") == "UDP"
+rev = d.get("start", {}).get("test_start", {}).get("reverse", 0)
+ok = True
+if udp:
+    s = end.get("sum", {})
+    rx = end.get("sum_received", s)
+    bps = rx.get("bits_per_second", 0)
+    pk = s.get("packets", 0)
+    lost = s.get("lost_packets", 0)
+    pct = s.get("lost_percent", 100.0)
+    print(f"UDP{' reverse' if rev else ''}: {bps/1e6:.1f} Mbit/s received, "
+          f"{pk} packets, {lost} lost ({pct:.2f}%)")
+    if bps <= 0 or pk <= 0:
+        ok = False
+    if pct > maxloss:
+        print(f"loss {pct:.2f}% above {maxloss}%")
+        ok = False
+else:
+    tx = end.get("sum_sent", {})
+    rx = end.get("sum_received", {})
+    print(f"TCP{' reverse' if rev else ''}: sent {tx.get('bits_per_second', 0)/1e6:.1f} Mbit/s, "
+          f"received {rx.get('bits_per_second', 0)/1e6:.1f} Mbit/s, "
+          f"retransmits {tx.get('retransmits', 'n/a')}")
+    if tx.get("bytes", 0) <= 0 or rx.get("bytes", 0) <= 0 or \
+       rx.get("bits_per_second", 0) <= 0:
+        ok = False
+if rc != 0:
+    print(f"iperf3 exit status {rc}")
+    ok = False
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# udp_send [--ns NS] DST PORT COUNT [IFACE]: send COUNT small datagrams.
+udp_send() {
+	local pre=()
+	if [ "$1" = --ns ]; then pre=(ip netns exec "$2"); shift 2; fi
+	"${pre[@]}" python3 - "$@" <<'EOF'
+import socket, sys, time
+dst, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ifname = sys.argv[4] if len(sys.argv) > 4 else None
+fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+if fam == socket.AF_INET:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+if ifname:
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
+    if fam == socket.AF_INET6:
+        idx = socket.if_nametoindex(ifname)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, idx)
+for i in range(count):
+    s.sendto(b"vmx-selftest %d" % i, (dst, port))
+    time.sleep(0.02)
+EOF
+}
+
+# Packet capture on an interface of this netns, without promiscuous mode
+# unless asked: cap_start [-P] IF FILTER... ; cap_stop prints the count.
+cap_start() {
+	local p=-p
+	if [ "$1" = -P ]; then p=; shift; fi
+	local ifc=$1
+	shift
+	rm -f "$VMX_TMP/cap.pcap" "$VMX_TMP/cap.err"
+	# shellcheck disable=SC2086
+	tcpdump $p ${CAP_OPTS:-} -n -U -Z root -i "$ifc" -w "$VMX_TMP/cap.pcap" "$@" \
+		2>"$VMX_TMP/cap.err" &
+	_cap_pid=$!
+	_vmx_bg+=($_cap_pid)
+	wait_for 10 grep -q "listening on" "$VMX_TMP/cap.err" ||
+		{ cat "$VMX_TMP/cap.err"; return 1; }
+}
+
+cap_stop() {
+	sleep 0.3
+	kill -INT "$_cap_pid" 2>/dev/null
+	wait "$_cap_pid" 2>/dev/null
+	tcpdump -n -r "$VMX_TMP/cap.pcap" 2>/dev/null | wc -l
+}
+
+# Interface counter from sysfs: stat IF NAME (this netns).
+stat_of() { cat "/sys/class/net/$1/statistics/$2"; }
+
+# ------------------------------------------------------------ teardown
+
+# Lines of the kernel log since this test started.
+dmesg_since_start() {
+	dmesg 2>/dev/null | awk -v m="$_vmx_marker" 'f { print } index($0, m) { f = 1 }'
+}
+
+vmx_cleanup() {
+	local p
+	for p in "${_vmx_bg[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${_vmx_bg[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	_vmx_bg=()
+	ip netns del "$PEER_NS" 2>/dev/null
+	dut_unload 2>/dev/null
+}
+
+# vmx_done: clean up, fail on bad kernel log lines, print the plan, exit.
+vmx_done() {
+	local bad
+	[ $_vmx_done = 0 ] || exit $KSFT_FAIL
+	_vmx_done=1
+	vmx_cleanup
+	if dut_loaded; then
+		fail "driver unload" "rmmod $(dut_module) failed"
+	fi
+	sleep 0.2
+	bad=$(dmesg_since_start | grep -E "$VMX_DMESG_BAD")
+	if [ -n "$bad" ]; then
+		fail "kernel log clean"
+		dmesg_since_start | grep -E -A 12 "$VMX_DMESG_BAD" | head -n 80 | diag
+	else
+		ok "kernel log clean"
+	fi
+	echo "1..$_vmx_n"
+	log "$VMX_TEST: $_vmx_pass passed, $_vmx_fail failed, $_vmx_skip skipped"
+	rm -rf "$VMX_TMP"
+	trap - EXIT
+	if [ $_vmx_fail -gt 0 ]; then
+		exit $KSFT_FAIL
+	fi
+	# The "kernel log clean" subtest always passes here, so compare with
+	# the number of real subtests.
+	if [ $_vmx_skip -gt 0 ] && [ $_vmx_skip -eq $((_vmx_n - 1)) ]; then
+		exit $KSFT_SKIP
+	fi
+	exit $KSFT_PASS
+}
+
+_vmx_on_exit() {
+	[ $_vmx_done = 1 ] && return
+	fail "test script ended early" "exit before vmx_done"
+	vmx_done
+}
+trap _vmx_on_exit EXIT
+trap 'exit 1' INT TERM
+
+if [ "$(id -u)" != 0 ] || { [ ! -e /run/vmx/env ] && [ "${VMX_ALLOW_HOST:-0}" != 1 ]; }; then
+	skip "$VMX_TEST" "must run as root inside a tools/vm.sh guest"
+	vmx_done
+fi

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# mac.sh - MAC address changes while up and while down: the new address is
+# used and answered, frames to the old one are filtered, the address
+# survives down/up, invalid addresses are refused, restore works.
+source "$(dirname "$0")/lib.sh"
+
+vmx_setup
+
+orig=$(cat "/sys/class/net/$DUT/address")
+new1=52:54:00:ab:cd:01
+new2=52:54:00:ab:cd:02
+log "original MAC $orig"
+
+addr_is() {
+	local a
+	a=$(cat "/sys/class/net/$DUT/address")
+	echo "address: $a"
+	[ "$a" = "$1" ]
+}
+peer_sees() {
+	pexec ip neigh flush dev "$PEER"
+	peer_ping -c 5 -i 0.05 "$DUT_IP" || return 1
+	pexec ip neigh show "$DUT_IP" dev "$PEER" | show_grep "lladdr $1"
+}
+# Point the peer's neighbour entry at MAC $1: no reply may come back.
+old_mac_filtered() {
+	pexec ip neigh replace "$DUT_IP" lladdr "$1" dev "$PEER" nud permanent
+	peer_no_reply -c 3 -i 0.2 "$DUT_IP"
+	local rc=$?
+	pexec ip neigh del "$DUT_IP" dev "$PEER"
+	return $rc
+}
+
+check "set MAC while up" ip link set "$DUT" address "$new1"
+check "address reads back" addr_is "$new1"
+check "peer reaches the new MAC" peer_sees "$new1"
+check "DUT->peer ping with new MAC" dut_ping -c 5 -i 0.05 "$PEER_IP"
+check "frames to the old MAC are filtered" old_mac_filtered "$orig"
+
+set_while_down() {
+	ip link set "$DUT" down || return 1
+	ip link set "$DUT" address "$new2" || return 1
+	ip link set "$DUT" up || return 1
+	wait_carrier "$DUT" 10
+}
+check "set MAC while down, then up" set_while_down
+check "peer reaches MAC set while down" peer_sees "$new2"
+check "frames to the previous MAC are filtered" old_mac_filtered "$new1"
+downup() { ip link set "$DUT" down && ip link set "$DUT" up && wait_carrier "$DUT" 10; }
+check "down/up" downup
+check "MAC survives down/up" addr_is "$new2"
+check "traffic after down/up" peer_sees "$new2"
+
+check_fails "multicast MAC refused" ip link set "$DUT" address 01:00:5e:00:00:01
+check_fails "all-zero MAC refused" ip link set "$DUT" address 00:00:00:00:00:00
+check "address unchanged after refusals" addr_is "$new2"
+
+check "restore original MAC" ip link set "$DUT" address "$orig"
+check "peer reaches the original MAC" peer_sees "$orig"
+
+vmx_done

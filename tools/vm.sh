@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# vm.sh - boot an installed Debian kernel under QEMU and run one command in it.
+#
+# Usage:
+#   tools/vm.sh [options] [-- command [args...]]
+#
+# Options:
+#   --kernel K      6.12 | 6.1 | <full version>   (default: newest 6.12 in /boot)
+#                   "6.1" picks the newest /boot/vmlinuz-6.1.*; a full version
+#                   such as 6.12.95+deb12-amd64 is used as is.
+#   --nic TYPE      vmxnet3 | virtio; repeatable, in PCI order. All these NICs
+#                   join one QEMU hub (hubid 0): a private wire inside the guest.
+#                   Default (without --tap): --nic vmxnet3 --nic virtio.
+#   --tap           add a vmxnet3 NIC and a virtio-net NIC joined through two
+#                   vnet_hdr taps on a bridge (MTU 9000) inside a private host
+#                   network namespace made for this run and deleted afterwards.
+#                   Large frames, TSO from the peer and LRO need this; a hub
+#                   carries MTU-sized frames only. Tap NICs come first in PCI
+#                   order, then any --nic ones.
+#   --hotplug       put every NIC behind its own pcie-root-port (ids rpN) with
+#                   device id nicN, so that "device_del nicN" on the monitor
+#                   hot-unplugs it.
+#   --monitor PATH  QEMU HMP monitor on unix socket PATH (e.g. for device_del).
+#   --iommu         shorthand: -device intel-iommu before the NICs, and
+#                   "intel_iommu=on iommu.strict=1" on the kernel command line.
+#   --append ARGS   extra kernel command line (swiotlb=force, pci=nomsi, ...).
+#   --qemu ARGS     extra QEMU arguments (word-split), placed before the NICs,
+#                   e.g. --qemu "-device intel-iommu".
+#   --smp N         vCPUs (default 2).   --mem MB   memory (default 2048).
+#   --timeout S     kill QEMU after S seconds and fail (default 900).
+#   --log FILE      write the guest console to FILE (truncated first).
+#   --quiet         do not copy the console to stdout (only to --log).
+#   --env VAR=VAL   export VAR in the guest; repeatable. Every VMX_* and
+#                   TESTS variable of the caller is passed on as well.
+#   --dir DIR       project tree shared writable into the guest at the same
+#                   path, and the guest command's cwd (default: this repo).
+#   -h | --help
+#
+# Everything after "--" runs as root in the guest under bash, cwd = project
+# dir, each argument kept as one word; use -- bash -c '...' for a pipeline.
+# Without a command, an interactive shell is started on the console (needs a
+# terminal; leave QEMU with Ctrl-a x).
+#
+# Guest: host / shared read-only over 9p with a tmpfs overlay (so every host
+# binary and /lib/modules/$KVER are there), the project dir writable over 9p,
+# tmpfs on /tmp and /run, bpffs on /sys/fs/bpf, debugfs, lo up. No udev: no
+# module autoloading, interfaces are eth0.. in PCI order. MACs are
+# 52:54:00:12:34:NN with NN the NIC's position (01, 02, ...).
+#
+# Exit status: the command's own exit status; 124 when --timeout killed
+# QEMU; 125 when the guest ended without reporting a status (panic, crash);
+# 2 for a usage error; 3 when the kernel, QEMU or the initramfs is missing.
+#
+# The initramfs (busybox-static + 9p/overlay modules of that kernel) is built
+# on demand and cached in .cache/initramfs/ (rebuilt when stale).
+# KVM is used when /dev/kvm is usable, TCG (multi-threaded, -cpu max) if not.
+#
+# Examples:
+#   tools/vm.sh -- uname -r
+#   tools/vm.sh --kernel 6.1 --nic vmxnet3 --nic vmxnet3 --nic virtio -- ip -br link
+#   tools/vm.sh --iommu --append swiotlb=force -- bash -c 'dmesg | grep -i dmar'
+#   tools/vm.sh --tap --log /tmp/tap.log -- selftests/drivers/net/vmx/lro.sh
+set -u
+
+ME=vm.sh
+TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PROJ=$(cd "$TOOLS_DIR/.." && pwd)
+
+KERNEL=6.12
+NICS=()
+TAP=0
+HOTPLUG=0
+MONITOR=
+APPEND=
+QEMU_EXTRA=()
+SMP=2
+MEM=2048
+TIMEOUT=900
+LOG=
+QUIET=0
+ENVS=()
+CMD=()
+
+die() { echo "$ME: $*" >&2; exit 2; }
+fatal() { echo "$ME: $*" >&2; exit 3; }
+usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) [ $# -ge 2 ] || die "--kernel needs a value"; KERNEL=$2; shift ;;
+	--nic) [ $# -ge 2 ] || die "--nic needs a value"
+		case "$2" in vmxnet3|virtio) NICS+=("$2") ;;
+		*) die "--nic: unknown type '$2' (vmxnet3|virtio)" ;; esac
+		shift ;;
+	--tap) TAP=1 ;;
+	--hotplug) HOTPLUG=1 ;;
+	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
+	--iommu) QEMU_EXTRA+=(-device intel-iommu)
+		APPEND="$APPEND intel_iommu=on iommu.strict=1" ;;
+	--append) [ $# -ge 2 ] || die "--append needs a value"; APPEND="$APPEND $2"; shift ;;
+	--qemu) [ $# -ge 2 ] || die "--qemu needs a value"
+		# shellcheck disable=SC2206
+		QEMU_EXTRA+=($2); shift ;;
+	--smp) [ $# -ge 2 ] || die "--smp needs a value"; SMP=$2; shift ;;
+	--mem) [ $# -ge 2 ] || die "--mem needs a value"; MEM=$2; shift ;;
+	--timeout) [ $# -ge 2 ] || die "--timeout needs a value"; TIMEOUT=$2; shift ;;
+	--log) [ $# -ge 2 ] || die "--log needs a file"; LOG=$2; shift ;;
+	--quiet) QUIET=1 ;;
+	--env) [ $# -ge 2 ] || die "--env needs VAR=VAL"
+		[[ "$2" == [A-Za-z_]*=* ]] || die "--env: expected VAR=VAL, got '$2'"
+		ENVS+=("$2"); shift ;;
+	--dir) [ $# -ge 2 ] || die "--dir needs a directory"
+		PROJ=$(cd "$2" && pwd) || die "--dir: no such directory '$2'"; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; CMD=("$@"); break ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+	shift
+done
+
+[[ "$SMP" =~ ^[0-9]+$ ]] || die "--smp: not a number: $SMP"
+[[ "$MEM" =~ ^[0-9]+$ ]] || die "--mem: not a number: $MEM"
+[[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "--timeout: not a number: $TIMEOUT"
+[ $TAP = 1 ] || [ ${#NICS[@]} -gt 0 ] || NICS=(vmxnet3 virtio)
+if [ ${#CMD[@]} -eq 0 ] && ! [ -t 0 ]; then
+	die "no command given and stdin is not a terminal"
+fi
+
+# ---------------------------------------------------------------- kernel
+# resolve_kernel SPEC: print the full version of an installed kernel.
+resolve_kernel() {
+	local spec=$1 v best=
+	if [ -e "/boot/vmlinuz-$spec" ]; then
+		echo "$spec"; return 0
+	fi
+	for f in /boot/vmlinuz-"$spec".*; do
+		[ -e "$f" ] || continue
+		v=${f#/boot/vmlinuz-}
+		[ -d "/lib/modules/$v" ] || continue
+		best=$(printf '%s\n%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n1)
+	done
+	[ -n "$best" ] || return 1
+	echo "$best"
+}
+KVER=$(resolve_kernel "$KERNEL") ||
+	fatal "no installed kernel matches '$KERNEL' (have: $(cd /boot && ls vmlinuz-* 2>/dev/null | sed 's/vmlinuz-//' | tr '\n' ' ')); run tools/setup.sh"
+VMLINUZ=/boot/vmlinuz-$KVER
+[ -r "$VMLINUZ" ] || fatal "$VMLINUZ not readable"
+[ -d "/lib/modules/$KVER" ] || fatal "/lib/modules/$KVER missing"
+command -v qemu-system-x86_64 >/dev/null || fatal "qemu-system-x86_64 not installed; run tools/setup.sh"
+[ -x /bin/busybox ] || fatal "/bin/busybox missing; run tools/setup.sh (busybox-static)"
+
+# ---------------------------------------------------------------- initramfs
+# The first-stage /init, run by busybox inside the initramfs.
+init_script() {
+	cat <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+for m in $(cat /modules.list); do
+	insmod "/modules/$m" || echo "init: insmod $m failed"
+done
+opts=trans=virtio,version=9p2000.L,msize=512000
+i=0
+until mount -t 9p -o "$opts,ro,cache=loose" hostroot /lower; do
+	i=$((i + 1))
+	if [ $i -ge 50 ]; then
+		echo "init: cannot mount the host root over 9p"
+		sleep 1; poweroff -f
+	fi
+	sleep 0.1
+done
+mount -t tmpfs -o mode=0755 tmpfs /ovl
+mkdir -p /ovl/upper /ovl/work
+if ! mount -t overlay -o lowerdir=/lower,upperdir=/ovl/upper,workdir=/ovl/work \
+		overlay /newroot; then
+	echo "init: overlay mount failed"; sleep 1; poweroff -f
+fi
+cp /stage2 /newroot/.vmx-stage2
+for d in proc sys dev; do mount --move /$d /newroot/$d; done
+exec switch_root /newroot /bin/sh /.vmx-stage2
+EOF
+}
+
+# The second stage, run by the host's /bin/sh inside the new root.
+stage2_script() {
+	cat <<'EOF'
+#!/bin/sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-linux}
+opts=trans=virtio,version=9p2000.L,msize=512000
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+mkdir -p /dev/pts /dev/shm /run/vmx /run/lock
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t bpf -o mode=0700 bpf /sys/fs/bpf
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
+. /run/vmx/env
+mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
+hostname vmx-guest
+ip link set lo up
+cd "$VMX_GUEST_PROJ" || cd /
+echo "vm: kernel $(uname -r), command starting" >/dev/kmsg
+if [ -s /run/vmx/cmd ]; then
+	/bin/bash /run/vmx/cmd
+	rc=$?
+else
+	setsid -c /bin/bash -l
+	rc=$?
+fi
+echo "$rc" >/run/vmx/rc.tmp && mv /run/vmx/rc.tmp /run/vmx/rc
+sync
+cd /
+/bin/busybox poweroff -f
+EOF
+}
+
+# decompress_ko SRC DST: copy a module, decompressing .xz/.zst/.gz.
+decompress_ko() {
+	case "$1" in
+	*.ko.xz) xz -dc "$1" >"$2" ;;
+	*.ko.zst) zstd -qdc "$1" >"$2" ;;
+	*.ko.gz) gzip -dc "$1" >"$2" ;;
+	*.ko) cp "$1" "$2" ;;
+	*) return 1 ;;
+	esac
+}
+
+build_initramfs() {
+	local out=$1 tmp m f name list=() seen=" "
+	tmp=$(mktemp -d "${out%/*}/build.XXXXXX") || return 1
+	mkdir -p "$tmp"/{bin,dev,proc,sys,modules,lower,ovl,newroot}
+	cp /bin/busybox "$tmp/bin/busybox" || return 1
+	# virtio_pci is a module on 6.1 (built in on 6.12): load it first.
+	for m in virtio_pci 9pnet_virtio 9p overlay; do
+		while read -r kind f _; do
+			[ "$kind" = insmod ] || continue
+			case "$seen" in *" $f "*) continue ;; esac
+			seen="$seen$f "
+			list+=("$f")
+		done < <(modprobe --show-depends -S "$KVER" "$m" 2>/dev/null)
+	done
+	[ ${#list[@]} -gt 0 ] || { echo "$ME: no 9p modules for $KVER" >&2; return 1; }
+	: >"$tmp/modules.list"
+	for f in "${list[@]}"; do
+		name=$(basename "$f"); name=${name%%.ko*}.ko
+		decompress_ko "$f" "$tmp/modules/$name" || {
+			echo "$ME: cannot unpack $f" >&2; return 1; }
+		echo "$name" >>"$tmp/modules.list"
+	done
+	init_script >"$tmp/init"
+	stage2_script >"$tmp/stage2"
+	chmod 755 "$tmp/init" "$tmp/stage2"
+	(cd "$tmp" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc --quiet -R 0:0) | gzip -1 >"$tmp.cpio.gz" || return 1
+	rm -rf "$tmp"
+	mv -f "$tmp.cpio.gz" "$out"
+}
+
+CACHE=$PROJ/.cache
+mkdir -p "$CACHE/initramfs" "$CACHE/runs" || fatal "cannot create $CACHE"
+[ -e "$CACHE/.gitignore" ] || echo '*' >"$CACHE/.gitignore"
+INITRD=$CACHE/initramfs/$KVER.cpio.gz
+stale=0
+if [ ! -s "$INITRD" ]; then
+	stale=1
+else
+	for f in "${BASH_SOURCE[0]}" /bin/busybox "/lib/modules/$KVER/modules.dep"; do
+		[ "$f" -nt "$INITRD" ] && stale=1
+	done
+fi
+if [ $stale = 1 ]; then
+	build_initramfs "$INITRD" || fatal "initramfs build for $KVER failed"
+fi
+
+# ---------------------------------------------------------------- run dir
+RUN=$(mktemp -d "$CACHE/runs/run.XXXXXX") || fatal "mktemp failed"
+NETNS=
+QPID=
+cleanup() {
+	[ -n "$QPID" ] && kill "$QPID" 2>/dev/null
+	[ -n "$NETNS" ] && ip netns del "$NETNS" 2>/dev/null
+	rm -rf "$RUN"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+{
+	printf 'export VMX_GUEST_PROJ=%q\n' "$PROJ"
+	while IFS='=' read -r k _; do
+		[[ "$k" == VMX_* || "$k" == TESTS ]] || continue
+		printf 'export %s=%q\n' "$k" "${!k}"
+	done < <(env | grep -E '^(VMX_[A-Za-z0-9_]*|TESTS)=' )
+	for e in "${ENVS[@]}"; do
+		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
+	done
+} >"$RUN/env"
+if [ ${#CMD[@]} -gt 0 ]; then
+	{ printf '%q ' "${CMD[@]}"; echo; } >"$RUN/cmd"
+else
+	: >"$RUN/cmd"
+fi
+
+# ---------------------------------------------------------------- qemu
+ACCEL=(-accel tcg,thread=multi -cpu max)
+MACHINE=q35
+if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
+	ACCEL=(-accel kvm -cpu host)
+	# An intel-iommu with interrupt remapping needs the split irqchip
+	# under KVM; TCG has no in-kernel irqchip at all.
+	case " ${QEMU_EXTRA[*]} " in *intel-iommu*) MACHINE="q35,kernel-irqchip=split" ;; esac
+fi
+
+QEMU=(qemu-system-x86_64 -nodefaults -machine "$MACHINE" "${ACCEL[@]}"
+      -smp "$SMP" -m "$MEM" -display none -no-reboot
+      -kernel "$VMLINUZ" -initrd "$INITRD"
+      -append "console=ttyS0 quiet panic=-1 rdinit=/init $APPEND"
+      -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+      -virtfs "local,path=$PROJ,mount_tag=vmxproj,security_model=none,multidevs=remap"
+      -virtfs "local,path=$RUN,mount_tag=vmxrun,security_model=none,multidevs=remap")
+if [ -n "$MONITOR" ]; then
+	QEMU+=(-monitor "unix:$MONITOR,server=on,wait=off")
+fi
+if [ ${#CMD[@]} -gt 0 ]; then
+	QEMU+=(-serial stdio)
+else
+	QEMU+=(-serial mon:stdio)
+fi
+QEMU+=("${QEMU_EXTRA[@]}")
+
+nicno=0
+# add_nic TYPE NETDEV-ARGS
+add_nic() {
+	local model mac bus=
+	nicno=$((nicno + 1))
+	case "$1" in
+	vmxnet3) model=vmxnet3 ;;
+	virtio) model=virtio-net-pci ;;
+	esac
+	mac=$(printf '52:54:00:12:34:%02x' $nicno)
+	if [ $HOTPLUG = 1 ]; then
+		QEMU+=(-device "pcie-root-port,id=rp$nicno,chassis=$nicno,slot=$nicno")
+		bus=",bus=rp$nicno"
+	fi
+	QEMU+=(-netdev "$2" -device "$model,netdev=n$nicno,mac=$mac,id=nic$nicno,romfile=$bus")
+}
+if [ $TAP = 1 ]; then
+	add_nic vmxnet3 "tap,id=n1,ifname=tap0,script=no,downscript=no,vnet_hdr=on"
+	add_nic virtio "tap,id=n2,ifname=tap1,script=no,downscript=no,vnet_hdr=on"
+fi
+for n in "${NICS[@]}"; do
+	add_nic "$n" "hubport,id=n$((nicno + 1)),hubid=0"
+done
+
+RUNNER=()
+if [ $TAP = 1 ]; then
+	NETNS=vmxtap-$$-$RANDOM
+	ip netns add "$NETNS" || fatal "cannot create netns $NETNS (need root)"
+	ip -n "$NETNS" link set lo up
+	ip -n "$NETNS" link add br0 type bridge || fatal "cannot create bridge"
+	for d in tap0 tap1; do
+		ip -n "$NETNS" tuntap add dev $d mode tap vnet_hdr || fatal "cannot create $d"
+		ip -n "$NETNS" link set $d mtu 9000 master br0 up
+	done
+	ip -n "$NETNS" link set br0 mtu 9000 up
+	RUNNER=(ip netns exec "$NETNS")
+fi
+
+if [ -n "$LOG" ]; then
+	mkdir -p "$(dirname "$LOG")"
+	: >"$LOG" || fatal "cannot write $LOG"
+fi
+SINK=(cat)
+if [ -n "$LOG" ] && [ $QUIET = 1 ]; then
+	SINK=(sh -c 'cat >>"$1"' sink "$LOG")
+elif [ -n "$LOG" ]; then
+	SINK=(tee -a "$LOG")
+elif [ $QUIET = 1 ]; then
+	SINK=(sh -c 'cat >/dev/null')
+fi
+
+start=$(date +%s)
+if [ ${#CMD[@]} -gt 0 ]; then
+	"${RUNNER[@]}" timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 |
+		sed -u '/warning: hub 0 is not connected to host network/d' |
+		"${SINK[@]}"
+	qrc=${PIPESTATUS[0]}
+else
+	"${RUNNER[@]}" timeout -k 10 "$TIMEOUT" "${QEMU[@]}"
+	qrc=$?
+fi
+elapsed=$(( $(date +%s) - start ))
+
+note() {
+	echo "$ME: $*" >&2
+	[ -n "$LOG" ] && echo "$ME: $*" >>"$LOG"
+}
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	note "TIMEOUT: guest killed after ${TIMEOUT}s (kernel $KVER)"
+	exit 124
+fi
+if [ ! -s "$RUN/rc" ]; then
+	note "guest ended without an exit status (qemu rc=$qrc, ${elapsed}s, kernel $KVER): crash or panic?"
+	exit 125
+fi
+rc=$(cat "$RUN/rc")
+[[ "$rc" =~ ^[0-9]+$ ]] || { note "bad exit status '$rc'"; exit 125; }
+[ -n "$LOG" ] && echo "$ME: guest command exited $rc after ${elapsed}s (kernel $KVER)" >>"$LOG"
+exit "$rc"

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmx: driver-private structures shared by the vmx_*.c files.
+ */
+#ifndef _VMX_H_
+#define _VMX_H_
+
+#include <linux/bitfield.h>
+#include <linux/bpf.h>
+#include <linux/if_vlan.h>
+#include <linux/io.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/workqueue.h>
+#include <net/xdp.h>
+
+#include "vmx_compat.h"
+#include "vmx_defs.h"
+
+#define VMX_DRV_NAME		"vmx"
+#define VMX_DRV_VERSION		0x01000000	/* 1.0.0.0, reported to the device */
+
+#define VMX_DEF_TX_RING		512
+#define VMX_DEF_RX_RING0	1024
+#define VMX_DEF_RX_RING1	256
+#define VMX_MIN_RING		32
+#define VMX_DEF_QUEUES		8
+
+/* Every RX buffer is one page_pool page; the frame starts after headroom. */
+#define VMX_RX_HEADROOM		XDP_PACKET_HEADROOM
+#define VMX_RX_TAILROOM		SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
+#define VMX_RX_HEAD_LEN		(PAGE_SIZE - VMX_RX_HEADROOM - VMX_RX_TAILROOM)
+#define VMX_RX_BODY_LEN		min_t(u32, PAGE_SIZE, VMX_RX_MAX_BUF)
+/* Buffers one frame may span: the head plus the skb fragment slots. */
+#define VMX_RX_MAX_SG		(1 + MAX_SKB_FRAGS)
+
+/* Largest MTU whose frame fits a single ring-0 buffer (XDP limit). */
+#define VMX_XDP_MAX_MTU		(VMX_RX_HEAD_LEN - ETH_HLEN - VLAN_HLEN)
+
+/* XDP_TX frames sent with one doorbell */
+#define VMX_XDP_TX_BATCH	NAPI_POLL_WEIGHT
+
+/* TX doorbell deferral bound while the stack says more is coming. */
+#define VMX_TX_DEFER_MAX	64
+/* Descriptors one packet may need, plus room to keep the queue running. */
+#define VMX_TX_WAKE_THRESH	(2 * VMX_TX_MAX_DESC_TSO)
+
+enum vmx_rxq_stat {
+	VMX_RXS_PACKETS,
+	VMX_RXS_BYTES,
+	VMX_RXS_ALLOC_FAIL,
+	VMX_RXS_CSUM_OK,
+	VMX_RXS_CSUM_NONE,
+	VMX_RXS_LRO_PKTS,
+	VMX_RXS_LRO_BYTES,
+	VMX_RXS_DEV_ERR,	/* frames the device flagged as bad */
+	VMX_RXS_DROP,		/* frames the driver could not deliver */
+	VMX_RXS_BAD_DESC,	/* completions that made no sense */
+	VMX_RXS_DATA_RING,	/* frames copied from the RX data ring */
+	VMX_RXS_XDP_PACKETS,
+	VMX_RXS_XDP_DROP,
+	VMX_RXS_XDP_PASS,
+	VMX_RXS_XDP_TX,
+	VMX_RXS_XDP_TX_ERR,
+	VMX_RXS_XDP_REDIRECT,
+	VMX_RXS_XDP_REDIRECT_ERR,
+	VMX_RXS_XDP_ABORTED,
+	VMX_RXS_NUM
+};
+
+enum vmx_txq_stat {
+	VMX_TXS_PACKETS,
+	VMX_TXS_BYTES,
+	VMX_TXS_TSO_PKTS,
+	VMX_TXS_TSO_BYTES,
+	VMX_TXS_CSUM,
+	VMX_TXS_DROP,		/* could not map or linearize */
+	VMX_TXS_LINEARIZE,
+	VMX_TXS_STOP,
+	VMX_TXS_WAKE,
+	VMX_TXS_DOORBELL,
+	VMX_TXS_BAD_DESC,
+	VMX_TXS_XDP_XMIT,
+	VMX_TXS_XDP_XMIT_ERR,
+	VMX_TXS_NUM
+};
+
+struct vmx_rxq_stats {
+	struct u64_stats_sync syncp;
+	u64 s[VMX_RXS_NUM];
+};
+
+struct vmx_txq_stats {
+	struct u64_stats_sync syncp;
+	u64 s[VMX_TXS_NUM];
+};
+
+/* One ring the driver fills and the device consumes (RX ring 0 / 1). */
+struct vmx_rx_ring {
+	struct vmx_rx_desc *desc;
+	dma_addr_t desc_pa;
+	struct page **page;	/* page posted at each index, NULL if none */
+	u32 size;
+	u32 fill;		/* next index the driver writes */
+	u32 cons;		/* next index the device will return */
+	u32 fill_gen;		/* generation written at @fill */
+	u32 buf_len;
+	u8 btype;
+};
+
+struct vmx_priv;
+
+struct vmx_rxq {
+	struct vmx_priv *vp;
+	struct napi_struct *napi;
+	struct page_pool *pp;
+	struct vmx_rx_ring ring[2];
+	struct vmx_rx_comp *comp;
+	dma_addr_t comp_pa;
+	u32 comp_size;
+	u32 comp_next;
+	u32 comp_gen;
+	u8 *data_ring;		/* rev 3+ small-frame ring, or NULL */
+	dma_addr_t data_ring_pa;
+	u32 data_desc_size;
+	u16 qid;
+	bool bad;		/* a bad completion was seen: reset pending */
+	struct sk_buff *skb;	/* frame being assembled across polls */
+	struct xdp_rxq_info xdp_rxq;
+	u32 xdp_tx_n;		/* XDP_TX frames collected in this poll */
+	struct xdp_frame *xdp_tx[VMX_XDP_TX_BATCH];
+	struct vmx_rxq_stats stats;
+};
+
+enum vmx_tx_buf_type {
+	VMX_TXB_NONE,
+	VMX_TXB_SKB_HEAD,	/* dma_map_single of linear data */
+	VMX_TXB_SKB_FRAG,	/* skb_frag_dma_map */
+	VMX_TXB_XDP_TX,		/* page_pool page, no unmap */
+	VMX_TXB_XDP_XMIT,	/* xdp_frame mapped by ndo_xdp_xmit */
+};
+
+struct vmx_tx_buf {
+	union {
+		struct sk_buff *skb;	/* on the EOP slot of an skb */
+		struct xdp_frame *xdpf;	/* on the slot of an XDP frame */
+	};
+	dma_addr_t dma;
+	u32 len;
+	u8 type;
+	bool eop;
+};
+
+struct vmx_txq {
+	struct vmx_priv *vp;
+	struct netdev_queue *nq;
+	struct vmx_tx_desc *desc;
+	dma_addr_t desc_pa;
+	struct vmx_tx_comp *comp;
+	dma_addr_t comp_pa;
+	u8 *data_ring;
+	dma_addr_t data_ring_pa;
+	struct vmx_tx_buf *buf;
+	u32 size;
+	u32 data_desc_size;
+	u32 fill;		/* producer index */
+	u32 fill_gen;
+	u32 clean;		/* oldest in-flight descriptor */
+	u32 comp_next;
+	u32 comp_gen;
+	u32 deferred;		/* wire packets since the last doorbell */
+	u16 qid;
+	bool xdp;		/* carries XDP_TX / ndo_xdp_xmit frames */
+	spinlock_t xdp_lock;	/* ndo_xdp_xmit callers on this queue */
+	struct vmx_txq_stats stats;
+};
+
+/* A set of queues and ring sizes; swapped as a whole on reconfiguration. */
+struct vmx_qset {
+	u32 nq;			/* stack queue pairs */
+	u32 nxdp;		/* extra TX queues for XDP */
+	u32 tx_size;
+	u32 rx_size[2];
+	struct vmx_txq *txq;	/* nq + nxdp */
+	struct vmx_rxq *rxq;	/* nq */
+};
+
+struct vmx_qvec {
+	struct napi_struct napi;
+	struct vmx_priv *vp;
+	u32 idx;		/* device interrupt index */
+	bool active;		/* has queues in the current set */
+	char name[IFNAMSIZ + 16];
+};
+
+enum vmx_intr_type {
+	VMX_IT_INTX,
+	VMX_IT_MSI,
+	VMX_IT_MSIX,
+};
+
+enum vmx_state {
+	VMX_S_UP,		/* device activated, NAPI enabled */
+	VMX_S_RESET_PENDING,
+};
+
+#define VMX_DEV_STATS	(sizeof(struct vmx_tx_stats) / sizeof(__le64))
+
+/* Counters kept across queue teardown so totals never go backwards. */
+struct vmx_base_stats {
+	u64 rx[VMX_RXS_NUM];
+	u64 tx[VMX_TXS_NUM];
+	u64 dev_tx[VMX_DEV_STATS];	/* struct vmx_tx_stats order */
+	u64 dev_rx[VMX_DEV_STATS];	/* struct vmx_rx_stats order */
+};
+
+struct vmx_priv {
+	struct net_device *netdev;
+	struct pci_dev *pdev;
+	u8 __iomem *pt;
+	u8 __iomem *vd;
+
+	struct vmx_shared *shared;
+	dma_addr_t shared_pa;
+	void *qdesc;		/* TX then RX queue descriptors */
+	dma_addr_t qdesc_pa;
+	u8 *mf_table;
+	dma_addr_t mf_table_pa;
+
+	spinlock_t cmd_lock;	/* CMD register and the shared area */
+	u32 rev;
+	u32 max_mtu;
+	u32 max_queues;
+	u32 txdata_size;
+	u32 rxdata_size;
+
+	enum vmx_intr_type intr_type;
+	u8 mask_mode;
+	u32 num_vecs;
+	u32 event_vec;
+	struct vmx_qvec qv[VMX_MAX_TX_QUEUES];
+
+	struct vmx_qset qs;
+	struct bpf_prog *xdp_prog;
+	bool lro_before_xdp;
+
+	unsigned long state;
+	struct work_struct reset_work;
+	struct work_struct event_work;
+	atomic_t events;
+	u32 link_speed;
+	u8 *rss_conf;		/* RSS configuration buffer */
+	dma_addr_t rss_conf_pa;
+
+	/* device counters: last value seen per queue, and running totals */
+	u64 dev_last_tx[VMX_MAX_TX_QUEUES][VMX_DEV_STATS];
+	u64 dev_last_rx[VMX_MAX_RX_QUEUES][VMX_DEV_STATS];
+
+	unsigned long active_vlans[BITS_TO_LONGS(VLAN_N_VID)];
+	struct vmx_base_stats base;	/* under stats_lock */
+	spinlock_t stats_lock;
+	u32 msg_enable;
+};
+
+static inline u32 vmx_rd_vd(struct vmx_priv *vp, u32 reg)
+{
+	return readl(vp->vd + reg);
+}
+
+static inline void vmx_wr_vd(struct vmx_priv *vp, u32 reg, u32 val)
+{
+	writel(val, vp->vd + reg);
+}
+
+static inline void vmx_wr_pt(struct vmx_priv *vp, u32 reg, u32 val)
+{
+	writel(val, vp->pt + reg);
+}
+
+static inline struct vmx_txq_desc *vmx_txq_desc(struct vmx_priv *vp, u32 q)
+{
+	return (struct vmx_txq_desc *)vp->qdesc + q;
+}
+
+static inline struct vmx_rxq_desc *vmx_rxq_desc(struct vmx_priv *vp, u32 q)
+{
+	/* RX queue descriptors follow the TX ones in use, without a gap */
+	return (struct vmx_rxq_desc *)((struct vmx_txq_desc *)vp->qdesc +
+				       vp->qs.nq + vp->qs.nxdp) + q;
+}
+
+static inline u32 vmx_ring_next(u32 idx, u32 size, u32 *gen)
+{
+	if (++idx == size) {
+		idx = 0;
+		*gen ^= 1;
+	}
+	return idx;
+}
+
+/* vmx_drv.c */
+u32 vmx_cmd(struct vmx_priv *vp, u32 cmd);
+void vmx_schedule_reset(struct vmx_priv *vp);
+int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
+		    struct netlink_ext_ack *extack);
+void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
+
+/* vmx_rx.c */
+int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
+		  const struct vmx_qset *qs);
+void vmx_rxq_free(struct vmx_rxq *rxq);
+void vmx_rxq_start(struct vmx_rxq *rxq);
+void vmx_rxq_stop(struct vmx_rxq *rxq);
+void vmx_rxq_write_desc(struct vmx_rxq *rxq, struct vmx_rxq_desc *d,
+			u32 nrxq, u8 intr_idx);
+void vmx_rxq_kick(struct vmx_rxq *rxq);
+int vmx_rx_poll(struct vmx_rxq *rxq, int budget);
+bool vmx_rx_pending(struct vmx_rxq *rxq);
+
+/* vmx_tx.c */
+int vmx_txq_alloc(struct vmx_priv *vp, struct vmx_txq *txq, u16 qid,
+		  const struct vmx_qset *qs);
+void vmx_txq_free(struct vmx_txq *txq);
+void vmx_txq_start(struct vmx_txq *txq);
+void vmx_txq_drain(struct vmx_txq *txq);
+void vmx_txq_write_desc(struct vmx_txq *txq, struct vmx_txq_desc *d,
+			u8 intr_idx);
+int vmx_tx_clean(struct vmx_txq *txq, int budget);
+bool vmx_tx_pending(struct vmx_txq *txq);
+void vmx_tx_doorbell(struct vmx_txq *txq);
+netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev);
+netdev_features_t vmx_features_check(struct sk_buff *skb,
+				     struct net_device *netdev,
+				     netdev_features_t features);
+u32 vmx_tx_avail(const struct vmx_txq *txq);
+int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
+		    bool mapped);
+
+/* vmx_xdp.c */
+int vmx_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
+int vmx_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
+		 u32 flags);
+u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
+		struct xdp_buff *xdp, struct vmx_txq *xtxq, u32 *xdp_flags);
+void vmx_xdp_poll_done(struct vmx_rxq *rxq, struct vmx_txq *xtxq,
+		       u32 xdp_flags);
+void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq);
+int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
+		      struct netlink_ext_ack *extack);
+void vmx_xdp_update_features(struct vmx_priv *vp);
+struct vmx_txq *vmx_xdp_txq(struct vmx_priv *vp, u32 rxqid);
+
+/* vmx_ethtool.c */
+void vmx_set_ethtool_ops(struct net_device *netdev);
+
+/* stats helpers */
+static inline void vmx_rxq_add(struct vmx_rxq *rxq, enum vmx_rxq_stat s, u64 v)
+{
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.s[s] += v;
+	u64_stats_update_end(&rxq->stats.syncp);
+}
+
+static inline void vmx_txq_add(struct vmx_txq *txq, enum vmx_txq_stat s, u64 v)
+{
+	u64_stats_update_begin(&txq->stats.syncp);
+	txq->stats.s[s] += v;
+	u64_stats_update_end(&txq->stats.syncp);
+}
+
+void vmx_rxq_read_stats(struct vmx_rxq *rxq, u64 *out);
+void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out);
+
+#endif /* _VMX_H_ */

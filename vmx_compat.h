@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmx: the only place that knows about kernel version differences.
+ * Supported: 6.1 LTS and 6.12 LTS (and what lies between).
+ */
+#ifndef _VMX_COMPAT_H_
+#define _VMX_COMPAT_H_
+
+#include <linux/version.h>
+#include <linux/netdevice.h>
+#include <linux/netlink.h>
+#include <linux/pci.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#include <net/page_pool/helpers.h>
+#else
+#include <net/page_pool.h>
+#endif
+
+/* netdev_stat_ops (per-queue stats over netlink) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define VMX_HAVE_QSTATS 1
+#include <net/netdev_queues.h>
+#endif
+
+/* page_pool_params.napi and .netdev */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define vmx_pp_params_set_owner(pp, n, nd, q)	\
+	do {					\
+		(pp)->napi = (n);		\
+		(pp)->netdev = (nd);		\
+		(pp)->queue_idx = (q);		\
+	} while (0)
+#else
+#define vmx_pp_params_set_owner(pp, n, nd, q)	do { } while (0)
+#endif
+
+/* xdp_features appeared in 6.3 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define vmx_xdp_features_set(nd, f)	xdp_set_features_flag(nd, f)
+#define vmx_xdp_features_clear(nd)	xdp_clear_features_flag(nd)
+#define VMX_XDP_FEATURES	(NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT | \
+				 NETDEV_XDP_ACT_NDO_XMIT)
+#else
+#define vmx_xdp_features_set(nd, f)	do { } while (0)
+#define vmx_xdp_features_clear(nd)	do { } while (0)
+#define VMX_XDP_FEATURES	0
+#endif
+
+/* NAPI <-> IRQ and queue <-> NAPI links for netlink introspection */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define vmx_napi_set_irq(napi, irq)	netif_napi_set_irq(napi, irq)
+#define vmx_queue_set_napi(nd, q, t, napi) netif_queue_set_napi(nd, q, t, napi)
+#define VMX_QTYPE_RX	NETDEV_QUEUE_TYPE_RX
+#define VMX_QTYPE_TX	NETDEV_QUEUE_TYPE_TX
+#else
+#define vmx_napi_set_irq(napi, irq)	do { } while (0)
+#define vmx_queue_set_napi(nd, q, t, napi) do { } while (0)
+#define VMX_QTYPE_RX	0
+#define VMX_QTYPE_TX	1
+#endif
+
+/* PCI_IRQ_LEGACY was renamed in 6.10 */
+#ifndef PCI_IRQ_INTX
+#define PCI_IRQ_INTX PCI_IRQ_LEGACY
+#endif
+
+/* Formatted extack messages appeared in 6.2; older kernels get the format */
+#ifndef NL_SET_ERR_MSG_FMT_MOD
+#define NL_SET_ERR_MSG_FMT_MOD(extack, fmt, args...) \
+	NL_SET_ERR_MSG_MOD(extack, fmt)
+#endif
+
+#endif /* _VMX_COMPAT_H_ */

@@ -1,0 +1,1299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmx: driver for the VMware vmxnet3 paravirtual NIC.
+ *
+ * This file: PCI probe/remove, revision negotiation, interrupts, NAPI,
+ * device activation/quiesce/reset, reconfiguration and the netdev ops.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/interrupt.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/rtnetlink.h>
+
+#include "vmx.h"
+
+static const struct pci_device_id vmx_pci_tbl[] = {
+	{ PCI_VDEVICE(VMWARE_VMX, PCI_DEVICE_ID_VMWARE_VMXNET3) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, vmx_pci_tbl);
+
+/**
+ * vmx_cmd() - issue a device command and read back its result
+ * @vp: device
+ * @cmd: command code
+ *
+ * Return: the CMD register after the command.
+ */
+u32 vmx_cmd(struct vmx_priv *vp, u32 cmd)
+{
+	unsigned long flags;
+	u32 ret;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vmx_wr_vd(vp, VMX_REG_CMD, cmd);
+	ret = vmx_rd_vd(vp, VMX_REG_CMD);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+	return ret;
+}
+
+static void vmx_write_mac(struct vmx_priv *vp, const u8 *mac)
+{
+	vmx_wr_vd(vp, VMX_REG_MACL, get_unaligned_le32(mac));
+	vmx_wr_vd(vp, VMX_REG_MACH, get_unaligned_le16(mac + 4));
+}
+
+static void vmx_read_mac(struct vmx_priv *vp, u8 *mac)
+{
+	put_unaligned_le32(vmx_rd_vd(vp, VMX_REG_MACL), mac);
+	put_unaligned_le16(vmx_rd_vd(vp, VMX_REG_MACH) & 0xffff, mac + 4);
+}
+
+/* ---- interrupts ---- */
+
+static void vmx_mask_vec(struct vmx_priv *vp, u32 vec, bool mask)
+{
+	vmx_wr_pt(vp, VMX_REG_IMR(vec), mask);
+}
+
+static void vmx_mask_all(struct vmx_priv *vp, bool mask)
+{
+	u32 i;
+
+	for (i = 0; i < vp->num_vecs; i++)
+		vmx_mask_vec(vp, i, mask);
+}
+
+/* Read and acknowledge pending events; the work item acts on them. */
+static void vmx_check_events(struct vmx_priv *vp)
+{
+	u32 ecr = le32_to_cpu(READ_ONCE(vp->shared->ecr));
+
+	if (!ecr)
+		return;
+	vmx_wr_vd(vp, VMX_REG_ECR, ecr);
+	atomic_or(ecr, &vp->events);
+	schedule_work(&vp->event_work);
+}
+
+static irqreturn_t vmx_intr_queue(int irq, void *data)
+{
+	struct vmx_qvec *qv = data;
+
+	if (qv->vp->mask_mode == VMX_IMM_ACTIVE)
+		vmx_mask_vec(qv->vp, qv->idx, true);
+	napi_schedule_irqoff(&qv->napi);
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t vmx_intr_event(int irq, void *data)
+{
+	struct vmx_priv *vp = data;
+
+	if (vp->mask_mode == VMX_IMM_ACTIVE)
+		vmx_mask_vec(vp, vp->event_vec, true);
+	vmx_check_events(vp);
+	vmx_mask_vec(vp, vp->event_vec, false);
+	return IRQ_HANDLED;
+}
+
+/* MSI or INTx: one vector for queue pair 0 and the events. */
+static irqreturn_t vmx_intr_single(int irq, void *data)
+{
+	struct vmx_priv *vp = data;
+
+	if (vp->intr_type == VMX_IT_INTX && !vmx_rd_vd(vp, VMX_REG_ICR))
+		return IRQ_NONE;
+	if (vp->mask_mode == VMX_IMM_ACTIVE)
+		vmx_mask_vec(vp, 0, true);
+	vmx_check_events(vp);
+	napi_schedule_irqoff(&vp->qv[0].napi);
+	return IRQ_HANDLED;
+}
+
+static int vmx_alloc_vectors(struct vmx_priv *vp, u32 conf_type)
+{
+	struct pci_dev *pdev = vp->pdev;
+	int n;
+
+	if (conf_type == VMX_INTR_TYPE_AUTO || conf_type == VMX_INTR_TYPE_MSIX) {
+		n = pci_alloc_irq_vectors(pdev, 2, vp->max_queues + 1,
+					  PCI_IRQ_MSIX);
+		if (n > 0) {
+			vp->intr_type = VMX_IT_MSIX;
+			vp->num_vecs = n;
+			vp->event_vec = n - 1;
+			vp->max_queues = n - 1;
+			return 0;
+		}
+	}
+	vp->max_queues = 1;
+	vp->num_vecs = 1;
+	vp->event_vec = 0;
+	if (conf_type != VMX_INTR_TYPE_INTX &&
+	    pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI) == 1) {
+		vp->intr_type = VMX_IT_MSI;
+		return 0;
+	}
+	n = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX);
+	if (n != 1)
+		return n < 0 ? n : -ENODEV;
+	vp->intr_type = VMX_IT_INTX;
+	return 0;
+}
+
+static void vmx_free_irqs(struct vmx_priv *vp)
+{
+	u32 i;
+
+	if (vp->intr_type != VMX_IT_MSIX) {
+		free_irq(pci_irq_vector(vp->pdev, 0), vp);
+		return;
+	}
+	for (i = 0; i < vp->num_vecs - 1; i++)
+		free_irq(pci_irq_vector(vp->pdev, i), &vp->qv[i]);
+	free_irq(pci_irq_vector(vp->pdev, vp->event_vec), vp);
+}
+
+static int vmx_request_irqs(struct vmx_priv *vp)
+{
+	struct net_device *nd = vp->netdev;
+	u32 i;
+	int err;
+
+	if (vp->intr_type != VMX_IT_MSIX) {
+		snprintf(vp->qv[0].name, sizeof(vp->qv[0].name), "%s", nd->name);
+		err = request_irq(pci_irq_vector(vp->pdev, 0), vmx_intr_single,
+				  vp->intr_type == VMX_IT_INTX ? IRQF_SHARED : 0,
+				  vp->qv[0].name, vp);
+		if (!err)
+			vmx_napi_set_irq(&vp->qv[0].napi,
+					 pci_irq_vector(vp->pdev, 0));
+		return err;
+	}
+	for (i = 0; i < vp->num_vecs - 1; i++) {
+		struct vmx_qvec *qv = &vp->qv[i];
+
+		snprintf(qv->name, sizeof(qv->name), "%s-rxtx-%u", nd->name, i);
+		err = request_irq(pci_irq_vector(vp->pdev, i), vmx_intr_queue,
+				  0, qv->name, qv);
+		if (err)
+			goto err_free;
+		vmx_napi_set_irq(&qv->napi, pci_irq_vector(vp->pdev, i));
+	}
+	err = request_irq(pci_irq_vector(vp->pdev, vp->event_vec),
+			  vmx_intr_event, 0, nd->name, vp);
+	if (!err)
+		return 0;
+err_free:
+	while (i--)
+		free_irq(pci_irq_vector(vp->pdev, i), &vp->qv[i]);
+	return err;
+}
+
+static void vmx_sync_irqs(struct vmx_priv *vp)
+{
+	u32 i;
+
+	for (i = 0; i < vp->num_vecs; i++)
+		synchronize_irq(pci_irq_vector(vp->pdev, i));
+}
+
+/* ---- NAPI ---- */
+
+static int vmx_poll(struct napi_struct *napi, int budget)
+{
+	struct vmx_qvec *qv = container_of(napi, struct vmx_qvec, napi);
+	struct vmx_priv *vp = qv->vp;
+	struct vmx_qset *qs = &vp->qs;
+	u32 i = qv - vp->qv;
+	struct vmx_txq *xq = NULL;
+	int work = 0;
+
+	vmx_tx_clean(&qs->txq[i], budget);
+	if (i < qs->nxdp)
+		xq = &qs->txq[qs->nq + i];
+	if (xq)
+		vmx_tx_clean(xq, budget);
+	if (!budget)
+		return 0;
+
+	work = vmx_rx_poll(&qs->rxq[i], budget);
+	if (work >= budget)
+		return budget;
+
+	if (napi_complete_done(napi, work)) {
+		vmx_mask_vec(vp, qv->idx, false);
+		/* an event that raced with the unmask is not lost */
+		if (vmx_rx_pending(&qs->rxq[i]) ||
+		    vmx_tx_pending(&qs->txq[i]) || (xq && vmx_tx_pending(xq)))
+			napi_schedule(napi);
+	}
+	return work;
+}
+
+/* ---- statistics ---- */
+
+/* Fold the device counters into the totals; device must be active. */
+static void vmx_fold_dev_stats(struct vmx_priv *vp, bool baseline)
+{
+	struct vmx_qset *qs = &vp->qs;
+	unsigned long flags;
+	u32 q, k;
+
+	vmx_cmd(vp, VMX_CMD_GET_STATS);
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	for (q = 0; q < qs->nq + qs->nxdp; q++) {
+		const __le64 *c = (const __le64 *)&vmx_txq_desc(vp, q)->stats;
+
+		for (k = 0; k < VMX_DEV_STATS; k++) {
+			u64 v = le64_to_cpu(c[k]), *last = &vp->dev_last_tx[q][k];
+
+			if (!baseline)
+				vp->base.dev_tx[k] += v >= *last ? v - *last : v;
+			*last = v;
+		}
+	}
+	for (q = 0; q < qs->nq; q++) {
+		const __le64 *c = (const __le64 *)&vmx_rxq_desc(vp, q)->stats;
+
+		for (k = 0; k < VMX_DEV_STATS; k++) {
+			u64 v = le64_to_cpu(c[k]), *last = &vp->dev_last_rx[q][k];
+
+			if (!baseline)
+				vp->base.dev_rx[k] += v >= *last ? v - *last : v;
+			*last = v;
+		}
+	}
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+}
+
+static void vmx_fold_queue_stats_locked(struct vmx_priv *vp,
+					struct vmx_qset *qs)
+{
+	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM];
+	u32 q, k;
+
+	if (!qs->txq)
+		return;
+	for (q = 0; q < qs->nq; q++) {
+		vmx_rxq_read_stats(&qs->rxq[q], rx);
+		for (k = 0; k < VMX_RXS_NUM; k++)
+			vp->base.rx[k] += rx[k];
+	}
+	for (q = 0; q < qs->nq + qs->nxdp; q++) {
+		vmx_txq_read_stats(&qs->txq[q], tx);
+		for (k = 0; k < VMX_TXS_NUM; k++)
+			vp->base.tx[k] += tx[k];
+	}
+}
+
+/*
+ * Make @next the live queue set. The counters of the set it replaces go
+ * into the base in the same step, so readers never see totals drop.
+ */
+static void vmx_qset_publish(struct vmx_priv *vp, const struct vmx_qset *next)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	vmx_fold_queue_stats_locked(vp, &vp->qs);
+	vp->qs = *next;
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+}
+
+/* A set whose counters are already in the base starts counting afresh. */
+static void vmx_qset_zero_stats(struct vmx_qset *qs)
+{
+	u32 q;
+
+	for (q = 0; q < qs->nq; q++)
+		memset(qs->rxq[q].stats.s, 0, sizeof(qs->rxq[q].stats.s));
+	for (q = 0; q < qs->nq + qs->nxdp; q++)
+		memset(qs->txq[q].stats.s, 0, sizeof(qs->txq[q].stats.s));
+}
+
+/**
+ * vmx_get_base_totals() - counters of queues no longer in use, plus the
+ * XDP TX queues, which the stack does not see as queues
+ * @vp: device
+ * @rx: VMX_RXS_NUM values
+ * @tx: VMX_TXS_NUM values
+ */
+void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx)
+{
+	u64 t[VMX_TXS_NUM];
+	unsigned long flags;
+	u32 q, k;
+
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	memcpy(rx, vp->base.rx, sizeof(vp->base.rx));
+	memcpy(tx, vp->base.tx, sizeof(vp->base.tx));
+	if (vp->qs.txq) {
+		for (q = vp->qs.nq; q < vp->qs.nq + vp->qs.nxdp; q++) {
+			vmx_txq_read_stats(&vp->qs.txq[q], t);
+			for (k = 0; k < VMX_TXS_NUM; k++)
+				tx[k] += t[k];
+		}
+	}
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+}
+
+static void vmx_get_stats64(struct net_device *nd,
+			    struct rtnl_link_stats64 *st)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM], t[VMX_TXS_NUM];
+	u64 r[VMX_RXS_NUM], dtx[VMX_DEV_STATS], drx[VMX_DEV_STATS];
+	unsigned long flags;
+	u32 q, k;
+
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	memcpy(rx, vp->base.rx, sizeof(rx));
+	memcpy(tx, vp->base.tx, sizeof(tx));
+	for (q = 0; vp->qs.txq && q < vp->qs.nq + vp->qs.nxdp; q++) {
+		vmx_txq_read_stats(&vp->qs.txq[q], t);
+		for (k = 0; k < VMX_TXS_NUM; k++)
+			tx[k] += t[k];
+	}
+	for (q = 0; vp->qs.rxq && q < vp->qs.nq; q++) {
+		vmx_rxq_read_stats(&vp->qs.rxq[q], r);
+		for (k = 0; k < VMX_RXS_NUM; k++)
+			rx[k] += r[k];
+	}
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+	if (test_bit(VMX_S_UP, &vp->state))
+		vmx_fold_dev_stats(vp, false);
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	memcpy(dtx, vp->base.dev_tx, sizeof(dtx));
+	memcpy(drx, vp->base.dev_rx, sizeof(drx));
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+
+	st->rx_packets = rx[VMX_RXS_PACKETS];
+	st->rx_bytes = rx[VMX_RXS_BYTES];
+	st->tx_packets = tx[VMX_TXS_PACKETS];
+	st->tx_bytes = tx[VMX_TXS_BYTES];
+	st->multicast = drx[offsetof(struct vmx_rx_stats, mcast_pkts) / 8];
+	st->rx_missed_errors = drx[offsetof(struct vmx_rx_stats, nobuf_pkts) / 8];
+	st->rx_errors = drx[offsetof(struct vmx_rx_stats, err_pkts) / 8] +
+			rx[VMX_RXS_BAD_DESC];
+	st->rx_dropped = rx[VMX_RXS_DROP] + rx[VMX_RXS_DEV_ERR];
+	st->tx_errors = dtx[offsetof(struct vmx_tx_stats, err_pkts) / 8] +
+			tx[VMX_TXS_BAD_DESC];
+	st->tx_dropped = dtx[offsetof(struct vmx_tx_stats, discard_pkts) / 8] +
+			 tx[VMX_TXS_DROP];
+}
+
+#ifdef VMX_HAVE_QSTATS
+static void vmx_qstat_rx(struct net_device *nd, int idx,
+			 struct netdev_queue_stats_rx *st)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u64 r[VMX_RXS_NUM];
+
+	vmx_rxq_read_stats(&vp->qs.rxq[idx], r);
+	st->packets = r[VMX_RXS_PACKETS];
+	st->bytes = r[VMX_RXS_BYTES];
+	st->alloc_fail = r[VMX_RXS_ALLOC_FAIL];
+	st->csum_unnecessary = r[VMX_RXS_CSUM_OK];
+	st->csum_none = r[VMX_RXS_CSUM_NONE];
+	st->hw_gro_packets = r[VMX_RXS_LRO_PKTS];
+	st->hw_gro_bytes = r[VMX_RXS_LRO_BYTES];
+}
+
+static void vmx_qstat_tx(struct net_device *nd, int idx,
+			 struct netdev_queue_stats_tx *st)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u64 t[VMX_TXS_NUM];
+
+	vmx_txq_read_stats(&vp->qs.txq[idx], t);
+	st->packets = t[VMX_TXS_PACKETS];
+	st->bytes = t[VMX_TXS_BYTES];
+	st->hw_gso_packets = t[VMX_TXS_TSO_PKTS];
+	st->hw_gso_bytes = t[VMX_TXS_TSO_BYTES];
+	st->needs_csum = t[VMX_TXS_CSUM];
+	st->stop = t[VMX_TXS_STOP];
+	st->wake = t[VMX_TXS_WAKE];
+}
+
+static void vmx_qstat_base(struct net_device *nd,
+			   struct netdev_queue_stats_rx *rx,
+			   struct netdev_queue_stats_tx *tx)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u64 r[VMX_RXS_NUM], t[VMX_TXS_NUM];
+
+	vmx_get_base_totals(vp, r, t);
+	rx->packets = r[VMX_RXS_PACKETS];
+	rx->bytes = r[VMX_RXS_BYTES];
+	rx->alloc_fail = r[VMX_RXS_ALLOC_FAIL];
+	rx->csum_unnecessary = r[VMX_RXS_CSUM_OK];
+	rx->csum_none = r[VMX_RXS_CSUM_NONE];
+	rx->hw_gro_packets = r[VMX_RXS_LRO_PKTS];
+	rx->hw_gro_bytes = r[VMX_RXS_LRO_BYTES];
+	tx->packets = t[VMX_TXS_PACKETS];
+	tx->bytes = t[VMX_TXS_BYTES];
+	tx->hw_gso_packets = t[VMX_TXS_TSO_PKTS];
+	tx->hw_gso_bytes = t[VMX_TXS_TSO_BYTES];
+	tx->needs_csum = t[VMX_TXS_CSUM];
+	tx->stop = t[VMX_TXS_STOP];
+	tx->wake = t[VMX_TXS_WAKE];
+}
+
+static const struct netdev_stat_ops vmx_stat_ops = {
+	.get_queue_stats_rx	= vmx_qstat_rx,
+	.get_queue_stats_tx	= vmx_qstat_tx,
+	.get_base_stats		= vmx_qstat_base,
+};
+#endif
+
+/* ---- RX filters ---- */
+
+static void vmx_write_vlan_table(struct vmx_priv *vp)
+{
+	struct vmx_shared *sh = vp->shared;
+	bool filter = vp->netdev->features & NETIF_F_HW_VLAN_CTAG_FILTER;
+	u32 i, w;
+
+	for (i = 0; i < ARRAY_SIZE(sh->vf_table); i++) {
+		w = ~0U;
+		if (filter)
+			w = vp->active_vlans[i * 32 / BITS_PER_LONG] >>
+			    (i * 32 % BITS_PER_LONG);
+		sh->vf_table[i] = cpu_to_le32(w);
+	}
+	/* untagged frames */
+	sh->vf_table[0] |= cpu_to_le32(1);
+}
+
+/* Program rxMode, the multicast table and the VLAN table. */
+static void vmx_apply_rx_mode(struct vmx_priv *vp)
+{
+	struct net_device *nd = vp->netdev;
+	struct vmx_shared *sh = vp->shared;
+	u32 mode = VMX_RXM_UCAST | VMX_RXM_BCAST, n = 0;
+	u32 max = PAGE_SIZE / ETH_ALEN;
+	struct netdev_hw_addr *ha;
+	unsigned long flags;
+
+	if (nd->flags & IFF_PROMISC)
+		mode |= VMX_RXM_PROMISC;
+	if ((nd->flags & IFF_ALLMULTI) || netdev_mc_count(nd) > max) {
+		mode |= VMX_RXM_ALL_MULTI;
+	} else if (!netdev_mc_empty(nd)) {
+		netdev_for_each_mc_addr(ha, nd)
+			ether_addr_copy(vp->mf_table + ETH_ALEN * n++, ha->addr);
+		mode |= VMX_RXM_MCAST;
+	}
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	sh->rx_mode = cpu_to_le32(mode);
+	sh->mf_table_len = cpu_to_le16(n * ETH_ALEN);
+	sh->mf_table_pa = cpu_to_le64(n ? vp->mf_table_pa : 0);
+	vmx_write_vlan_table(vp);
+	if (test_bit(VMX_S_UP, &vp->state)) {
+		vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_RX_MODE);
+		vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_VLAN_FILTERS);
+		vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_MAC_FILTERS);
+	}
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
+static void vmx_set_rx_mode(struct net_device *nd)
+{
+	vmx_apply_rx_mode(netdev_priv(nd));
+}
+
+static void vmx_update_vlans(struct vmx_priv *vp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vmx_write_vlan_table(vp);
+	if (test_bit(VMX_S_UP, &vp->state))
+		vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_VLAN_FILTERS);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
+static int vmx_vlan_add(struct net_device *nd, __be16 proto, u16 vid)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	set_bit(vid, vp->active_vlans);
+	vmx_update_vlans(vp);
+	return 0;
+}
+
+static int vmx_vlan_kill(struct net_device *nd, __be16 proto, u16 vid)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	clear_bit(vid, vp->active_vlans);
+	vmx_update_vlans(vp);
+	return 0;
+}
+
+/* ---- bring-up ---- */
+
+static u64 vmx_upt_features(struct vmx_priv *vp, netdev_features_t f)
+{
+	u64 upt = 0;
+
+	if (f & NETIF_F_RXCSUM)
+		upt |= VMX_F_RXCSUM;
+	if (f & NETIF_F_LRO)
+		upt |= VMX_F_LRO;
+	if (f & NETIF_F_HW_VLAN_CTAG_RX)
+		upt |= VMX_F_RXVLAN;
+	if (vp->qs.nq > 1)
+		upt |= VMX_F_RSS;
+	return upt;
+}
+
+static void vmx_write_rss(struct vmx_priv *vp)
+{
+	u8 *c = vp->rss_conf;
+	u32 i;
+
+	memset(c, 0, 176);
+	put_unaligned_le16(0x0f, c);		/* IPv4, TCP/IPv4, IPv6, TCP/IPv6 */
+	put_unaligned_le16(1, c + 2);		/* Toeplitz */
+	put_unaligned_le16(40, c + 4);
+	put_unaligned_le16(128, c + 6);
+	netdev_rss_key_fill(c + 8, 40);
+	for (i = 0; i < 128; i++)
+		c[48 + i] = ethtool_rxfh_indir_default(i, vp->qs.nq);
+	vp->shared->rss_conf.conf_ver = cpu_to_le32(1);
+	vp->shared->rss_conf.conf_len = cpu_to_le32(176);
+	vp->shared->rss_conf.conf_pa = cpu_to_le64(vp->rss_conf_pa);
+}
+
+static void vmx_write_shared(struct vmx_priv *vp)
+{
+	struct vmx_shared *sh = vp->shared;
+	struct vmx_qset *qs = &vp->qs;
+	u32 q, ntx = qs->nq + qs->nxdp;
+
+	memset(sh, 0, sizeof(*sh));
+	sh->magic = cpu_to_le32(VMX_SHARED_MAGIC);
+	sh->drv_version = cpu_to_le32(VMX_DRV_VERSION);
+	sh->gos = cpu_to_le32(FIELD_PREP(VMX_GOS_BITS, VMX_GOS_BITS_64) |
+			      FIELD_PREP(VMX_GOS_TYPE, VMX_GOS_TYPE_LINUX));
+	sh->rev_spt = cpu_to_le32(1);
+	sh->upt_spt = cpu_to_le32(1);
+	sh->upt_features = cpu_to_le64(vmx_upt_features(vp,
+							vp->netdev->features));
+	sh->queue_desc_pa = cpu_to_le64(vp->qdesc_pa);
+	sh->queue_desc_len = cpu_to_le32((ntx + qs->nq) * 256);
+	sh->mtu = cpu_to_le32(vp->netdev->mtu);
+	sh->max_rx_sg = cpu_to_le16(VMX_RX_MAX_SG);
+	sh->num_tx_queues = ntx;
+	sh->num_rx_queues = qs->nq;
+
+	sh->auto_mask = vp->mask_mode == VMX_IMM_AUTO;
+	sh->num_intrs = vp->num_vecs;
+	sh->event_intr_idx = vp->event_vec;
+	memset(sh->mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
+	sh->intr_ctrl = cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
+	if (vp->qs.nq > 1)
+		vmx_write_rss(vp);
+
+	for (q = 0; q < ntx; q++)
+		vmx_txq_write_desc(&qs->txq[q], vmx_txq_desc(vp, q),
+				   vp->qv[q % qs->nq].idx);
+	for (q = 0; q < qs->nq; q++)
+		vmx_rxq_write_desc(&qs->rxq[q], vmx_rxq_desc(vp, q), qs->nq,
+				   vp->qv[q].idx);
+}
+
+static void vmx_update_link(struct vmx_priv *vp)
+{
+	u32 link = vmx_cmd(vp, VMX_CMD_GET_LINK);
+	struct net_device *nd = vp->netdev;
+
+	vp->link_speed = FIELD_GET(VMX_LINK_SPEED, link);
+	if (link & VMX_LINK_UP) {
+		if (!netif_carrier_ok(nd)) {
+			netdev_info(nd, "link up, %u Mbps\n", vp->link_speed);
+			netif_carrier_on(nd);
+			netif_tx_wake_all_queues(nd);
+		}
+	} else if (netif_carrier_ok(nd)) {
+		netdev_info(nd, "link down\n");
+		netif_carrier_off(nd);
+		netif_tx_stop_all_queues(nd);
+	}
+}
+
+/* Activate the device with the current queue set. Called under rtnl. */
+static int vmx_up(struct vmx_priv *vp)
+{
+	struct vmx_qset *qs = &vp->qs;
+	u32 q, ret;
+
+	for (q = 0; q < qs->nq + qs->nxdp; q++)
+		vmx_txq_start(&qs->txq[q]);
+	for (q = 0; q < qs->nq; q++)
+		vmx_rxq_start(&qs->rxq[q]);
+	for (q = 0; q < VMX_MAX_TX_QUEUES; q++)
+		vp->qv[q].active = q < qs->nq;
+
+	vmx_write_shared(vp);
+	vmx_write_mac(vp, vp->netdev->dev_addr);
+	vmx_wr_vd(vp, VMX_REG_DSAL, lower_32_bits(vp->shared_pa));
+	vmx_wr_vd(vp, VMX_REG_DSAH, upper_32_bits(vp->shared_pa));
+	ret = vmx_cmd(vp, VMX_CMD_ACTIVATE_DEV);
+	if (ret) {
+		netdev_err(vp->netdev, "device refused activation (%#x)\n",
+			   ret);
+		vmx_wr_vd(vp, VMX_REG_DSAL, 0);
+		vmx_wr_vd(vp, VMX_REG_DSAH, 0);
+		return -EIO;
+	}
+	/* the device reloads its permanent address on activation */
+	vmx_write_mac(vp, vp->netdev->dev_addr);
+	set_bit(VMX_S_UP, &vp->state);
+	vmx_fold_dev_stats(vp, true);
+
+	for (q = 0; q < qs->nq; q++) {
+		vmx_wr_pt(vp, VMX_REG_RXPROD(q), qs->rxq[q].ring[0].fill);
+		vmx_wr_pt(vp, VMX_REG_RXPROD2(q), qs->rxq[q].ring[1].fill);
+	}
+	netif_addr_lock_bh(vp->netdev);
+	vmx_apply_rx_mode(vp);
+	netif_addr_unlock_bh(vp->netdev);
+
+	for (q = 0; q < qs->nq; q++) {
+		napi_enable(&vp->qv[q].napi);
+		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_RX, &vp->qv[q].napi);
+		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, &vp->qv[q].napi);
+	}
+	netif_tx_start_all_queues(vp->netdev);
+	vmx_update_link(vp);
+
+	vp->shared->intr_ctrl &= cpu_to_le32(~VMX_INTR_CTRL_DISABLE_ALL);
+	vmx_mask_all(vp, false);
+	/* anything that arrived before the unmask */
+	for (q = 0; q < qs->nq; q++)
+		napi_schedule(&vp->qv[q].napi);
+	return 0;
+}
+
+/* Stop the device and reclaim every buffer. Called under rtnl. */
+static void vmx_down(struct vmx_priv *vp)
+{
+	struct vmx_qset *qs = &vp->qs;
+	u32 q;
+
+	if (!test_bit(VMX_S_UP, &vp->state))
+		return;
+	vmx_fold_dev_stats(vp, false);
+	vmx_cmd(vp, VMX_CMD_QUIESCE_DEV);
+	vp->shared->intr_ctrl |= cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
+	vmx_mask_all(vp, true);
+	clear_bit(VMX_S_UP, &vp->state);
+	vmx_sync_irqs(vp);
+
+	netif_tx_disable(vp->netdev);
+	netif_carrier_off(vp->netdev);
+	for (q = 0; q < qs->nq; q++) {
+		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_RX, NULL);
+		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, NULL);
+		napi_disable(&vp->qv[q].napi);
+	}
+	vmx_cmd(vp, VMX_CMD_RESET_DEV);
+	for (q = 0; q < qs->nq + qs->nxdp; q++)
+		vmx_txq_drain(&qs->txq[q]);
+	for (q = 0; q < qs->nq; q++)
+		vmx_rxq_stop(&qs->rxq[q]);
+}
+
+static void vmx_qset_free(struct vmx_priv *vp, struct vmx_qset *qs)
+{
+	u32 q;
+
+	if (qs->rxq)
+		for (q = 0; q < qs->nq; q++)
+			vmx_rxq_free(&qs->rxq[q]);
+	if (qs->txq)
+		for (q = 0; q < qs->nq + qs->nxdp; q++)
+			vmx_txq_free(&qs->txq[q]);
+	kfree(qs->rxq);
+	kfree(qs->txq);
+	qs->rxq = NULL;
+	qs->txq = NULL;
+}
+
+static int vmx_qset_alloc(struct vmx_priv *vp, struct vmx_qset *qs)
+{
+	u32 q;
+	int err;
+
+	/* dedicated XDP TX queues wherever the device has room for them */
+	qs->nxdp = min(qs->nq, VMX_MAX_TX_QUEUES - qs->nq);
+	qs->txq = kcalloc(qs->nq + qs->nxdp, sizeof(*qs->txq), GFP_KERNEL);
+	qs->rxq = kcalloc(qs->nq, sizeof(*qs->rxq), GFP_KERNEL);
+	if (!qs->txq || !qs->rxq) {
+		err = -ENOMEM;
+		goto err;
+	}
+	for (q = 0; q < qs->nq + qs->nxdp; q++) {
+		err = vmx_txq_alloc(vp, &qs->txq[q], q, qs);
+		if (err)
+			goto err;
+	}
+	for (q = 0; q < qs->nq; q++) {
+		err = vmx_rxq_alloc(vp, &qs->rxq[q], q, qs);
+		if (err)
+			goto err;
+	}
+	return 0;
+err:
+	/* queues not reached are zeroed; freeing them is a no-op */
+	if (qs->rxq)
+		for (q = 0; q < qs->nq; q++)
+			if (qs->rxq[q].vp)
+				vmx_rxq_free(&qs->rxq[q]);
+	if (qs->txq)
+		for (q = 0; q < qs->nq + qs->nxdp; q++)
+			if (qs->txq[q].vp)
+				vmx_txq_free(&qs->txq[q]);
+	kfree(qs->rxq);
+	kfree(qs->txq);
+	qs->rxq = NULL;
+	qs->txq = NULL;
+	return err;
+}
+
+static int vmx_set_real_queues(struct vmx_priv *vp, u32 nq)
+{
+	int err;
+
+	err = netif_set_real_num_tx_queues(vp->netdev, nq);
+	if (!err)
+		err = netif_set_real_num_rx_queues(vp->netdev, nq);
+	return err;
+}
+
+/**
+ * vmx_reconfigure() - switch to new queue counts or ring sizes
+ * @vp: device
+ * @want: wanted queue count and ring sizes (queues not allocated)
+ * @extack: for the error message
+ *
+ * New queues are allocated before the old ones are touched; if anything
+ * fails the old configuration keeps running. Called under rtnl.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
+		    struct netlink_ext_ack *extack)
+{
+	struct vmx_qset old = vp->qs, next = *want;
+	int err;
+
+	next.txq = NULL;
+	next.rxq = NULL;
+	if (!netif_running(vp->netdev)) {
+		err = vmx_set_real_queues(vp, next.nq);
+		if (!err)
+			vp->qs = next;
+		return err;
+	}
+
+	err = vmx_qset_alloc(vp, &next);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "cannot allocate the new rings, configuration unchanged");
+		return err;
+	}
+	vmx_down(vp);
+	err = vmx_set_real_queues(vp, next.nq);
+	if (!err) {
+		vmx_qset_publish(vp, &next);
+		err = vmx_up(vp);
+		if (!err) {
+			vmx_qset_free(vp, &old);
+			return 0;
+		}
+		/* back to the old set; its counters are already in the base */
+		vmx_qset_zero_stats(&old);
+		vmx_qset_publish(vp, &old);
+		vmx_set_real_queues(vp, old.nq);
+	}
+	vmx_qset_free(vp, &next);
+	NL_SET_ERR_MSG_MOD(extack,
+			   "device refused the new configuration, old one restored");
+	if (vmx_up(vp))
+		netdev_err(vp->netdev, "could not restore the configuration\n");
+	return err;
+}
+
+static int vmx_open(struct net_device *nd)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	struct vmx_qset next = vp->qs, gone;
+	int err;
+
+	next.txq = NULL;
+	next.rxq = NULL;
+	err = vmx_qset_alloc(vp, &next);
+	if (err)
+		return err;
+	vmx_qset_publish(vp, &next);
+	err = vmx_set_real_queues(vp, vp->qs.nq);
+	if (err)
+		goto err_free;
+	err = vmx_request_irqs(vp);
+	if (err)
+		goto err_free;
+	err = vmx_up(vp);
+	if (err)
+		goto err_irq;
+	return 0;
+
+err_irq:
+	vmx_free_irqs(vp);
+err_free:
+	gone = vp->qs;
+	next.txq = NULL;
+	next.rxq = NULL;
+	vmx_qset_publish(vp, &next);
+	vmx_qset_free(vp, &gone);
+	return err;
+}
+
+static int vmx_stop(struct net_device *nd)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	struct vmx_qset gone, keep;
+
+	cancel_work_sync(&vp->event_work);
+	vmx_down(vp);
+	vmx_free_irqs(vp);
+	gone = vp->qs;
+	keep = gone;
+	keep.txq = NULL;
+	keep.rxq = NULL;
+	vmx_qset_publish(vp, &keep);
+	vmx_qset_free(vp, &gone);
+	return 0;
+}
+
+/* Quiesce, reset and activate again with the same queues. Under rtnl. */
+static int vmx_restart(struct vmx_priv *vp)
+{
+	int err;
+
+	if (!netif_running(vp->netdev))
+		return 0;
+	vmx_down(vp);
+	err = vmx_up(vp);
+	if (err)
+		netdev_err(vp->netdev, "restart failed: %d\n", err);
+	return err;
+}
+
+/**
+ * vmx_schedule_reset() - ask the reset work item to recover the device
+ * @vp: device
+ */
+void vmx_schedule_reset(struct vmx_priv *vp)
+{
+	if (!test_and_set_bit(VMX_S_RESET_PENDING, &vp->state))
+		schedule_work(&vp->reset_work);
+}
+
+static void vmx_reset_work(struct work_struct *w)
+{
+	struct vmx_priv *vp = container_of(w, struct vmx_priv, reset_work);
+
+	rtnl_lock();
+	clear_bit(VMX_S_RESET_PENDING, &vp->state);
+	netdev_info(vp->netdev, "resetting the device\n");
+	vmx_restart(vp);
+	rtnl_unlock();
+}
+
+static void vmx_event_work(struct work_struct *w)
+{
+	struct vmx_priv *vp = container_of(w, struct vmx_priv, event_work);
+	u32 ev = atomic_xchg(&vp->events, 0), q;
+
+	if (!test_bit(VMX_S_UP, &vp->state))
+		return;
+	if (ev & VMX_ECR_LINK)
+		vmx_update_link(vp);
+	if (ev & (VMX_ECR_TQERR | VMX_ECR_RQERR)) {
+		vmx_cmd(vp, VMX_CMD_GET_QUEUE_STATUS);
+		for (q = 0; q < vp->qs.nq + vp->qs.nxdp; q++)
+			if (vmx_txq_desc(vp, q)->stopped)
+				netdev_err(vp->netdev, "txq %u error %#x\n", q,
+					   le32_to_cpu(vmx_txq_desc(vp, q)->error));
+		for (q = 0; q < vp->qs.nq; q++)
+			if (vmx_rxq_desc(vp, q)->stopped)
+				netdev_err(vp->netdev, "rxq %u error %#x\n", q,
+					   le32_to_cpu(vmx_rxq_desc(vp, q)->error));
+		vmx_schedule_reset(vp);
+	}
+}
+
+static void vmx_tx_timeout(struct net_device *nd, unsigned int txqueue)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	netdev_err(nd, "transmit queue %u timed out\n", txqueue);
+	vmx_schedule_reset(vp);
+}
+
+/* ---- configuration ---- */
+
+static int vmx_change_mtu(struct net_device *nd, int mtu)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	int old = nd->mtu, err;
+
+	err = vmx_xdp_check_mtu(vp, mtu, NULL);
+	if (err) {
+		netdev_err(nd, "MTU %d is too large while an XDP program is attached (max %lu)\n",
+			   mtu, (unsigned long)VMX_XDP_MAX_MTU);
+		return err;
+	}
+	WRITE_ONCE(nd->mtu, mtu);
+	/* the device reads the MTU on activation; buffers do not change */
+	err = vmx_restart(vp);
+	if (err) {
+		WRITE_ONCE(nd->mtu, old);
+		vmx_restart(vp);
+	}
+	return err;
+}
+
+static int vmx_set_mac(struct net_device *nd, void *p)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	unsigned long flags;
+	int err;
+
+	err = eth_mac_addr(nd, p);
+	if (err)
+		return err;
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vmx_write_mac(vp, nd->dev_addr);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+	return 0;
+}
+
+static netdev_features_t vmx_fix_features(struct net_device *nd,
+					  netdev_features_t f)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	/* the device aggregates only frames whose checksums it checked */
+	if (!(f & NETIF_F_RXCSUM))
+		f &= ~NETIF_F_LRO;
+	if (vp->xdp_prog)
+		f &= ~NETIF_F_LRO;
+	return f;
+}
+
+static int vmx_set_features(struct net_device *nd, netdev_features_t f)
+{
+	netdev_features_t changed = nd->features ^ f;
+	struct vmx_priv *vp = netdev_priv(nd);
+	unsigned long flags;
+
+	if (changed & NETIF_F_HW_VLAN_CTAG_FILTER) {
+		nd->features ^= NETIF_F_HW_VLAN_CTAG_FILTER;
+		vmx_update_vlans(vp);
+	}
+	if (changed & (NETIF_F_RXCSUM | NETIF_F_LRO | NETIF_F_HW_VLAN_CTAG_RX)) {
+		spin_lock_irqsave(&vp->cmd_lock, flags);
+		vp->shared->upt_features = cpu_to_le64(vmx_upt_features(vp, f));
+		if (test_bit(VMX_S_UP, &vp->state))
+			vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_FEATURE);
+		spin_unlock_irqrestore(&vp->cmd_lock, flags);
+	}
+	return 0;
+}
+
+#ifdef CONFIG_NET_POLL_CONTROLLER
+static void vmx_netpoll(struct net_device *nd)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u32 q;
+
+	for (q = 0; q < vp->qs.nq; q++)
+		napi_schedule(&vp->qv[q].napi);
+}
+#endif
+
+static const struct net_device_ops vmx_netdev_ops = {
+	.ndo_open		= vmx_open,
+	.ndo_stop		= vmx_stop,
+	.ndo_start_xmit		= vmx_start_xmit,
+	.ndo_features_check	= vmx_features_check,
+	.ndo_get_stats64	= vmx_get_stats64,
+	.ndo_set_rx_mode	= vmx_set_rx_mode,
+	.ndo_set_mac_address	= vmx_set_mac,
+	.ndo_validate_addr	= eth_validate_addr,
+	.ndo_change_mtu		= vmx_change_mtu,
+	.ndo_fix_features	= vmx_fix_features,
+	.ndo_set_features	= vmx_set_features,
+	.ndo_vlan_rx_add_vid	= vmx_vlan_add,
+	.ndo_vlan_rx_kill_vid	= vmx_vlan_kill,
+	.ndo_tx_timeout		= vmx_tx_timeout,
+	.ndo_bpf		= vmx_bpf,
+	.ndo_xdp_xmit		= vmx_xdp_xmit,
+#ifdef CONFIG_NET_POLL_CONTROLLER
+	.ndo_poll_controller	= vmx_netpoll,
+#endif
+};
+
+/* ---- probe ---- */
+
+static int vmx_negotiate(struct vmx_priv *vp)
+{
+	u32 vrrs = vmx_rd_vd(vp, VMX_REG_VRRS), rev;
+
+	for (rev = VMX_REV_MAX; rev >= 1; rev--)
+		if (vrrs & BIT(rev - 1))
+			break;
+	if (!rev) {
+		dev_err(&vp->pdev->dev, "no supported revision (offered %#x)\n",
+			vrrs);
+		return -ENODEV;
+	}
+	vmx_wr_vd(vp, VMX_REG_VRRS, BIT(rev - 1));
+	if (!(vmx_rd_vd(vp, VMX_REG_UVRS) & 1)) {
+		dev_err(&vp->pdev->dev, "UPT version 1 not offered\n");
+		return -ENODEV;
+	}
+	vmx_wr_vd(vp, VMX_REG_UVRS, 1);
+	vp->rev = rev;
+	return 0;
+}
+
+static void vmx_query_limits(struct vmx_priv *vp)
+{
+	u32 v, maxq = VMX_MAX_TX_QUEUES;
+
+	vp->txdata_size = VMX_TXDATA_DESC_SIZE;
+	vp->rxdata_size = 0;
+	vp->max_mtu = VMX_MAX_MTU;
+	if (vp->rev >= 3) {
+		v = FIELD_GET(VMX_TXDATA_SIZE,
+			      vmx_cmd(vp, VMX_CMD_GET_TXDATA_DESC_SIZE));
+		if (v >= VMX_TXDATA_DESC_SIZE && v <= VMX_TXDATA_DESC_MAX &&
+		    !(v % 64))
+			vp->txdata_size = v;
+		vp->rxdata_size = VMX_RXDATA_DESC_SIZE;
+	}
+	if (vp->rev >= 6) {
+		vp->max_mtu = VMX_MAX_MTU_REV6;
+		v = vmx_cmd(vp, VMX_CMD_GET_MAX_QUEUES_CONF);
+		if (FIELD_GET(VMX_MAXQ_TX, v) && FIELD_GET(VMX_MAXQ_RX, v))
+			maxq = min3(maxq, (u32)FIELD_GET(VMX_MAXQ_TX, v),
+				    (u32)FIELD_GET(VMX_MAXQ_RX, v));
+	}
+	vp->max_queues = maxq;
+}
+
+static void vmx_free_dma(struct vmx_priv *vp)
+{
+	struct device *dev = &vp->pdev->dev;
+
+	if (vp->rss_conf)
+		dma_free_coherent(dev, 256, vp->rss_conf, vp->rss_conf_pa);
+	if (vp->mf_table)
+		dma_free_coherent(dev, PAGE_SIZE, vp->mf_table,
+				  vp->mf_table_pa);
+	if (vp->qdesc)
+		dma_free_coherent(dev, 2 * VMX_MAX_TX_QUEUES * 256, vp->qdesc,
+				  vp->qdesc_pa);
+	if (vp->shared)
+		dma_free_coherent(dev, sizeof(*vp->shared), vp->shared,
+				  vp->shared_pa);
+}
+
+static int vmx_alloc_dma(struct vmx_priv *vp)
+{
+	struct device *dev = &vp->pdev->dev;
+
+	vp->shared = dma_alloc_coherent(dev, sizeof(*vp->shared),
+					&vp->shared_pa, GFP_KERNEL);
+	vp->qdesc = dma_alloc_coherent(dev, 2 * VMX_MAX_TX_QUEUES * 256,
+				       &vp->qdesc_pa, GFP_KERNEL);
+	vp->mf_table = dma_alloc_coherent(dev, PAGE_SIZE, &vp->mf_table_pa,
+					  GFP_KERNEL);
+	vp->rss_conf = dma_alloc_coherent(dev, 256, &vp->rss_conf_pa,
+					  GFP_KERNEL);
+	if (!vp->shared || !vp->qdesc || !vp->mf_table || !vp->rss_conf)
+		return -ENOMEM;
+	return 0;
+}
+
+static const char *const vmx_intr_names[] = {
+	[VMX_IT_INTX] = "INTx",
+	[VMX_IT_MSI] = "MSI",
+	[VMX_IT_MSIX] = "MSI-X",
+};
+
+static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vmx_priv *vp;
+	struct net_device *nd;
+	u8 mac[ETH_ALEN];
+	u32 conf, i;
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		return err;
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err) {
+		dev_err(&pdev->dev, "no usable DMA configuration\n");
+		return err;
+	}
+	err = pcim_iomap_regions(pdev, BIT(VMX_BAR_PT) | BIT(VMX_BAR_VD),
+				 VMX_DRV_NAME);
+	if (err)
+		return err;
+	pci_set_master(pdev);
+
+	nd = alloc_etherdev_mq(sizeof(*vp), VMX_MAX_TX_QUEUES);
+	if (!nd)
+		return -ENOMEM;
+	SET_NETDEV_DEV(nd, &pdev->dev);
+	vp = netdev_priv(nd);
+	vp->netdev = nd;
+	vp->pdev = pdev;
+	vp->pt = pcim_iomap_table(pdev)[VMX_BAR_PT];
+	vp->vd = pcim_iomap_table(pdev)[VMX_BAR_VD];
+	spin_lock_init(&vp->cmd_lock);
+	spin_lock_init(&vp->stats_lock);
+	INIT_WORK(&vp->reset_work, vmx_reset_work);
+	INIT_WORK(&vp->event_work, vmx_event_work);
+	pci_set_drvdata(pdev, vp);
+
+	err = vmx_negotiate(vp);
+	if (err)
+		goto err_free_nd;
+	err = vmx_alloc_dma(vp);
+	if (err)
+		goto err_free_dma;
+	vmx_query_limits(vp);
+
+	conf = vmx_cmd(vp, VMX_CMD_GET_CONF_INTR);
+	vp->mask_mode = FIELD_GET(VMX_CONF_INTR_MASK, conf);
+	vp->max_queues = min_t(u32, vp->max_queues, num_online_cpus());
+	err = vmx_alloc_vectors(vp, FIELD_GET(VMX_CONF_INTR_TYPE, conf));
+	if (err)
+		goto err_free_dma;
+	for (i = 0; i < vp->max_queues; i++) {
+		vp->qv[i].vp = vp;
+		vp->qv[i].idx = vp->intr_type == VMX_IT_MSIX ? i : 0;
+		netif_napi_add(nd, &vp->qv[i].napi, vmx_poll);
+	}
+
+	vp->qs.nq = min_t(u32, vp->max_queues, VMX_DEF_QUEUES);
+	vp->qs.tx_size = VMX_DEF_TX_RING;
+	vp->qs.rx_size[0] = VMX_DEF_RX_RING0;
+	vp->qs.rx_size[1] = VMX_DEF_RX_RING1;
+	err = vmx_set_real_queues(vp, vp->qs.nq);
+	if (err)
+		goto err_napi;
+
+	vmx_read_mac(vp, mac);
+	if (is_valid_ether_addr(mac)) {
+		eth_hw_addr_set(nd, mac);
+	} else {
+		dev_warn(&pdev->dev, "invalid MAC %pM, using a random one\n",
+			 mac);
+		eth_hw_addr_random(nd);
+	}
+
+	nd->netdev_ops = &vmx_netdev_ops;
+	vmx_set_ethtool_ops(nd);
+#ifdef VMX_HAVE_QSTATS
+	nd->stat_ops = &vmx_stat_ops;
+#endif
+	nd->watchdog_timeo = 5 * HZ;
+	nd->min_mtu = VMX_MIN_MTU;
+	nd->max_mtu = vp->max_mtu;
+	nd->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
+			  NETIF_F_TSO | NETIF_F_TSO6 | NETIF_F_RXCSUM |
+			  NETIF_F_LRO | NETIF_F_HW_VLAN_CTAG_TX |
+			  NETIF_F_HW_VLAN_CTAG_RX | NETIF_F_HW_VLAN_CTAG_FILTER;
+	if (vp->max_queues > 1)
+		nd->hw_features |= NETIF_F_RXHASH;
+	nd->features = nd->hw_features | NETIF_F_HIGHDMA;
+	nd->vlan_features = nd->hw_features &
+			    ~(NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_CTAG_RX |
+			      NETIF_F_HW_VLAN_CTAG_FILTER | NETIF_F_LRO);
+	vmx_xdp_update_features(vp);
+
+	netif_carrier_off(nd);
+	err = register_netdev(nd);
+	if (err)
+		goto err_napi;
+
+	netdev_info(nd, "vmxnet3 revision %u, UPT 1, %s with %u vector%s, %u queue pair%s max, MAC %pM\n",
+		    vp->rev, vmx_intr_names[vp->intr_type], vp->num_vecs,
+		    vp->num_vecs == 1 ? "" : "s", vp->max_queues,
+		    vp->max_queues == 1 ? "" : "s", nd->dev_addr);
+	return 0;
+
+err_napi:
+	for (i = 0; i < vp->max_queues; i++)
+		netif_napi_del(&vp->qv[i].napi);
+	pci_free_irq_vectors(pdev);
+err_free_dma:
+	vmx_free_dma(vp);
+err_free_nd:
+	free_netdev(nd);
+	return err;
+}
+
+static void vmx_remove(struct pci_dev *pdev)
+{
+	struct vmx_priv *vp = pci_get_drvdata(pdev);
+	u32 i;
+
+	unregister_netdev(vp->netdev);
+	cancel_work_sync(&vp->reset_work);
+	cancel_work_sync(&vp->event_work);
+	if (vp->xdp_prog)
+		bpf_prog_put(vp->xdp_prog);
+	for (i = 0; i < vp->max_queues; i++)
+		netif_napi_del(&vp->qv[i].napi);
+	pci_free_irq_vectors(pdev);
+	vmx_free_dma(vp);
+	free_netdev(vp->netdev);
+}
+
+static void vmx_shutdown(struct pci_dev *pdev)
+{
+	struct vmx_priv *vp = pci_get_drvdata(pdev);
+
+	rtnl_lock();
+	netif_device_detach(vp->netdev);
+	if (netif_running(vp->netdev))
+		vmx_down(vp);
+	rtnl_unlock();
+}
+
+static struct pci_driver vmx_pci_driver = {
+	.name		= VMX_DRV_NAME,
+	.id_table	= vmx_pci_tbl,
+	.probe		= vmx_probe,
+	.remove		= vmx_remove,
+	.shutdown	= vmx_shutdown,
+};
+module_pci_driver(vmx_pci_driver);
+
+MODULE_DESCRIPTION("VMware vmxnet3 virtual NIC driver with native XDP");
+MODULE_LICENSE("GPL");

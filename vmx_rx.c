@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmx: receive path.
+ *
+ * Each RX queue has ring 0 (HEAD buffers, one page_pool page each, frame
+ * data after XDP_PACKET_HEADROOM), ring 1 (BODY buffers, whole pages, for
+ * the rest of jumbo and LRO frames), one completion ring and, from device
+ * revision 3, an RX data ring into which the device copies small frames.
+ * Nothing the device writes into a completion is trusted: ring id, index
+ * and length are checked, and a completion that makes no sense stops the
+ * queue and schedules a reset.
+ */
+#include <linux/bpf_trace.h>
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <net/ip6_checksum.h>
+
+#include "vmx.h"
+
+static struct device *vmx_dmadev(const struct vmx_rxq *rxq)
+{
+	return &rxq->vp->pdev->dev;
+}
+
+static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			     u32 size, u8 btype)
+{
+	r->size = size;
+	r->btype = btype;
+	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ? VMX_RX_HEAD_LEN :
+						    VMX_RX_BODY_LEN;
+	r->desc = dma_alloc_coherent(vmx_dmadev(rxq), size * sizeof(*r->desc),
+				     &r->desc_pa, GFP_KERNEL);
+	if (!r->desc)
+		return -ENOMEM;
+	r->page = kcalloc(size, sizeof(*r->page), GFP_KERNEL);
+	if (!r->page)
+		return -ENOMEM;
+	return 0;
+}
+
+static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
+{
+	u32 i;
+
+	if (r->page) {
+		for (i = 0; i < r->size; i++)
+			if (r->page[i])
+				page_pool_put_full_page(rxq->pp, r->page[i],
+							false);
+		kfree(r->page);
+		r->page = NULL;
+	}
+	if (r->desc)
+		dma_free_coherent(vmx_dmadev(rxq), r->size * sizeof(*r->desc),
+				  r->desc, r->desc_pa);
+	r->desc = NULL;
+}
+
+/* Put a page behind every slot so that starting the queue cannot fail. */
+static int vmx_rx_ring_populate(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->size; i++) {
+		if (r->page[i])
+			continue;
+		r->page[i] = page_pool_dev_alloc_pages(rxq->pp);
+		if (!r->page[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * vmx_rxq_alloc() - allocate the rings, buffers and page_pool of a queue
+ * @vp: device
+ * @rxq: queue to fill in (zeroed by the caller)
+ * @qid: queue index
+ * @qs: queue set giving the ring sizes
+ *
+ * Return: 0 or a negative errno; on error everything is released.
+ */
+int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
+		  const struct vmx_qset *qs)
+{
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.order = 0,
+		.pool_size = qs->rx_size[0] + qs->rx_size[1],
+		.nid = dev_to_node(&vp->pdev->dev),
+		.dev = &vp->pdev->dev,
+		/* XDP_TX sends straight out of these pages */
+		.dma_dir = DMA_BIDIRECTIONAL,
+		.offset = 0,
+		.max_len = PAGE_SIZE,
+	};
+	int err;
+
+	rxq->vp = vp;
+	rxq->qid = qid;
+	rxq->napi = &vp->qv[qid].napi;
+	u64_stats_init(&rxq->stats.syncp);
+	vmx_pp_params_set_owner(&pp, rxq->napi, vp->netdev, qid);
+
+	rxq->pp = page_pool_create(&pp);
+	if (IS_ERR(rxq->pp)) {
+		err = PTR_ERR(rxq->pp);
+		rxq->pp = NULL;
+		return err;
+	}
+
+	err = vmx_rx_ring_alloc(rxq, &rxq->ring[0], qs->rx_size[0],
+				VMX_RXD_BTYPE_HEAD);
+	if (err)
+		goto err_free;
+	err = vmx_rx_ring_alloc(rxq, &rxq->ring[1], qs->rx_size[1],
+				VMX_RXD_BTYPE_BODY);
+	if (err)
+		goto err_free;
+
+	rxq->comp_size = qs->rx_size[0] + qs->rx_size[1];
+	rxq->comp = dma_alloc_coherent(&vp->pdev->dev,
+				       rxq->comp_size * sizeof(*rxq->comp),
+				       &rxq->comp_pa, GFP_KERNEL);
+	if (!rxq->comp) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	if (vp->rxdata_size) {
+		rxq->data_desc_size = vp->rxdata_size;
+		rxq->data_ring = dma_alloc_coherent(&vp->pdev->dev,
+						    qs->rx_size[0] *
+						    rxq->data_desc_size,
+						    &rxq->data_ring_pa,
+						    GFP_KERNEL);
+		if (!rxq->data_ring) {
+			err = -ENOMEM;
+			goto err_free;
+		}
+	}
+
+	err = vmx_rx_ring_populate(rxq, &rxq->ring[0]);
+	if (!err)
+		err = vmx_rx_ring_populate(rxq, &rxq->ring[1]);
+	if (err)
+		goto err_free;
+
+	err = xdp_rxq_info_reg(&rxq->xdp_rxq, vp->netdev, qid,
+			       rxq->napi->napi_id);
+	if (err)
+		goto err_free;
+	err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq, MEM_TYPE_PAGE_POOL,
+					 rxq->pp);
+	if (err) {
+		xdp_rxq_info_unreg(&rxq->xdp_rxq);
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	vmx_rxq_free(rxq);
+	return err;
+}
+
+/**
+ * vmx_rxq_free() - release everything vmx_rxq_alloc() set up
+ * @rxq: queue, stopped
+ */
+void vmx_rxq_free(struct vmx_rxq *rxq)
+{
+	struct device *dev = vmx_dmadev(rxq);
+
+	if (xdp_rxq_info_is_reg(&rxq->xdp_rxq))
+		xdp_rxq_info_unreg(&rxq->xdp_rxq);
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+	if (rxq->data_ring)
+		dma_free_coherent(dev, rxq->ring[0].size * rxq->data_desc_size,
+				  rxq->data_ring, rxq->data_ring_pa);
+	rxq->data_ring = NULL;
+	if (rxq->comp)
+		dma_free_coherent(dev, rxq->comp_size * sizeof(*rxq->comp),
+				  rxq->comp, rxq->comp_pa);
+	rxq->comp = NULL;
+	if (rxq->pp) {
+		vmx_rx_ring_free(rxq, &rxq->ring[0]);
+		vmx_rx_ring_free(rxq, &rxq->ring[1]);
+		page_pool_destroy(rxq->pp);
+		rxq->pp = NULL;
+	}
+}
+
+static u32 vmx_rx_ring_owned(const struct vmx_rx_ring *r)
+{
+	return (r->fill + r->size - r->cons) % r->size;
+}
+
+/* Hand the slot at r->fill to the device; false if no page was available. */
+static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
+{
+	struct vmx_rx_desc *d = &r->desc[r->fill];
+	struct page *page = r->page[r->fill];
+	u32 off = 0;
+
+	if (!page) {
+		page = page_pool_dev_alloc_pages(rxq->pp);
+		if (unlikely(!page)) {
+			vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
+			return false;
+		}
+		r->page[r->fill] = page;
+	}
+	if (r->btype == VMX_RXD_BTYPE_HEAD)
+		off = VMX_RX_HEADROOM;
+
+	d->addr = cpu_to_le64(page_pool_get_dma_addr(page) + off);
+	d->dw3 = 0;
+	/* address and length visible before the generation hands it over */
+	dma_wmb();
+	d->dw2 = cpu_to_le32(FIELD_PREP(VMX_RXD_LEN, r->buf_len) |
+			     FIELD_PREP(VMX_RXD_BTYPE, r->btype) |
+			     (r->fill_gen ? VMX_RXD_GEN : 0));
+	r->fill = vmx_ring_next(r->fill, r->size, &r->fill_gen);
+	return true;
+}
+
+static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
+{
+	u32 n = 0;
+
+	while (vmx_rx_ring_owned(r) < r->size - 1) {
+		if (!vmx_rx_post(rxq, r))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/**
+ * vmx_rxq_start() - reset the rings to the state ACTIVATE expects and post
+ * @rxq: queue, not yet known to the device
+ */
+void vmx_rxq_start(struct vmx_rxq *rxq)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct vmx_rx_ring *r = &rxq->ring[i];
+
+		memset(r->desc, 0, r->size * sizeof(*r->desc));
+		r->fill = 0;
+		r->cons = 0;
+		r->fill_gen = 1;
+		vmx_rx_refill(rxq, r);
+	}
+	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
+	rxq->comp_next = 0;
+	rxq->comp_gen = 1;
+	rxq->bad = false;
+}
+
+/**
+ * vmx_rxq_stop() - forget a partly received frame after the device stopped
+ * @rxq: queue
+ */
+void vmx_rxq_stop(struct vmx_rxq *rxq)
+{
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+}
+
+/**
+ * vmx_rxq_write_desc() - describe the queue in the queue descriptor table
+ * @rxq: queue
+ * @d: its RX queue descriptor
+ * @nrxq: number of RX queues programmed into the device
+ * @intr_idx: interrupt vector
+ */
+void vmx_rxq_write_desc(struct vmx_rxq *rxq, struct vmx_rxq_desc *d,
+			u32 nrxq, u8 intr_idx)
+{
+	memset(d, 0, sizeof(*d));
+	d->ring_pa[0] = cpu_to_le64(rxq->ring[0].desc_pa);
+	d->ring_pa[1] = cpu_to_le64(rxq->ring[1].desc_pa);
+	d->comp_ring_pa = cpu_to_le64(rxq->comp_pa);
+	d->dd_pa = cpu_to_le64(~0ULL);
+	d->ring_size[0] = cpu_to_le32(rxq->ring[0].size);
+	d->ring_size[1] = cpu_to_le32(rxq->ring[1].size);
+	d->comp_ring_size = cpu_to_le32(rxq->comp_size);
+	d->intr_idx = intr_idx;
+	if (rxq->data_ring) {
+		d->data_ring_pa = cpu_to_le64(rxq->data_ring_pa);
+		d->data_desc_size = cpu_to_le16(rxq->data_desc_size);
+	}
+}
+
+/**
+ * vmx_rxq_kick() - write both producer doorbells if the device wants them
+ * @rxq: queue
+ */
+void vmx_rxq_kick(struct vmx_rxq *rxq)
+{
+	struct vmx_priv *vp = rxq->vp;
+
+	if (!READ_ONCE(vmx_rxq_desc(vp, rxq->qid)->update_prod))
+		return;
+	vmx_wr_pt(vp, VMX_REG_RXPROD(rxq->qid), rxq->ring[0].fill);
+	vmx_wr_pt(vp, VMX_REG_RXPROD2(rxq->qid), rxq->ring[1].fill);
+}
+
+/**
+ * vmx_rx_pending() - is a completion waiting?
+ * @rxq: queue
+ *
+ * Return: true if the next completion belongs to the driver.
+ */
+bool vmx_rx_pending(struct vmx_rxq *rxq)
+{
+	u32 dw3 = le32_to_cpu(READ_ONCE(rxq->comp[rxq->comp_next].dw[3]));
+
+	return !rxq->bad && !!(dw3 & VMX_RXC_GEN) == rxq->comp_gen;
+}
+
+static void vmx_rx_bad(struct vmx_rxq *rxq, const char *why, u32 a, u32 b)
+{
+	vmx_rxq_add(rxq, VMX_RXS_BAD_DESC, 1);
+	if (!rxq->bad)
+		netdev_err(rxq->vp->netdev,
+			   "rxq %u: bad completion (%s %u/%u), resetting\n",
+			   rxq->qid, why, a, b);
+	rxq->bad = true;
+	vmx_schedule_reset(rxq->vp);
+}
+
+/*
+ * Take the buffer the device returned at @idx of ring @r. Every slot of
+ * the ring up to @idx is returned with it (the device may skip slots);
+ * the skipped ones keep their pages and are simply posted again.
+ */
+static struct page *vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+				u32 idx, bool keep)
+{
+	u32 dist = (idx + r->size - r->cons) % r->size;
+	struct page *page;
+
+	if (idx >= r->size || dist >= vmx_rx_ring_owned(r)) {
+		vmx_rx_bad(rxq, "index", idx, r->size);
+		return NULL;
+	}
+	page = r->page[idx];
+	if (!keep)
+		r->page[idx] = NULL;
+	r->cons = (idx + 1) % r->size;
+	return page;
+}
+
+static void vmx_rx_csum(struct vmx_rxq *rxq, struct sk_buff *skb, u32 dw0,
+			u32 dw3)
+{
+	bool ok = false;
+
+	skb_checksum_none_assert(skb);
+	if ((rxq->vp->netdev->features & NETIF_F_RXCSUM) &&
+	    !(dw0 & VMX_RXC_CNC) && (dw3 & (VMX_RXC_TCP | VMX_RXC_UDP))) {
+		if (dw3 & VMX_RXC_V4)
+			ok = (dw3 & VMX_RXC_IPC) && (dw3 & VMX_RXC_TUC);
+		else if (dw3 & VMX_RXC_V6)
+			ok = dw3 & VMX_RXC_TUC;
+	}
+	if (ok) {
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		vmx_rxq_add(rxq, VMX_RXS_CSUM_OK, 1);
+	} else {
+		vmx_rxq_add(rxq, VMX_RXS_CSUM_NONE, 1);
+	}
+}
+
+static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
+{
+	switch (FIELD_GET(VMX_RXC_RSS_TYPE, dw0)) {
+	case VMX_RSS_NONE:
+		return;
+	case VMX_RSS_IPV4:
+	case VMX_RSS_IPV6:
+		skb_set_hash(skb, hash, PKT_HASH_TYPE_L3);
+		return;
+	default:
+		skb_set_hash(skb, hash, PKT_HASH_TYPE_L4);
+	}
+}
+
+/*
+ * An aggregated TCP frame: give the stack gso_size/gso_segs so it can be
+ * forwarded or resegmented. Type-4 completions carry the values; without
+ * them derive the segment size from the MTU and the headers.
+ */
+static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 segs,
+		       u32 mss, u32 dw3)
+{
+	u32 mtu = rxq->vp->netdev->mtu, hlen, plen;
+	struct skb_shared_info *sh;
+	bool v6 = dw3 & VMX_RXC_V6;
+	struct tcphdr *th;
+
+	if (!(dw3 & VMX_RXC_TCP) || !(dw3 & (VMX_RXC_V4 | VMX_RXC_V6)))
+		return;
+	if (!mss) {
+		__be16 proto = ((struct ethhdr *)skb->data)->h_proto;
+
+		if (skb->len <= mtu + ETH_HLEN)
+			return;
+		if (v6 && proto == htons(ETH_P_IPV6)) {
+			hlen = sizeof(struct ipv6hdr);
+		} else if (!v6 && proto == htons(ETH_P_IP)) {
+			if (!pskb_may_pull(skb, ETH_HLEN + sizeof(struct iphdr)))
+				return;
+			hlen = ((struct iphdr *)(skb->data + ETH_HLEN))->ihl * 4;
+		} else {
+			return;
+		}
+		if (!pskb_may_pull(skb, ETH_HLEN + hlen + sizeof(*th)))
+			return;
+		th = (struct tcphdr *)(skb->data + ETH_HLEN + hlen);
+		hlen += th->doff * 4;
+		if (hlen >= mtu || skb->len <= ETH_HLEN + hlen)
+			return;
+		mss = mtu - hlen;
+		plen = skb->len - ETH_HLEN - hlen;
+		segs = DIV_ROUND_UP(plen, mss);
+	}
+	if (segs < 2)
+		return;
+	sh = skb_shinfo(skb);
+	sh->gso_size = mss;
+	sh->gso_segs = segs;
+	sh->gso_type = v6 ? SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
+	vmx_rxq_add(rxq, VMX_RXS_LRO_PKTS, 1);
+	vmx_rxq_add(rxq, VMX_RXS_LRO_BYTES, skb->len);
+}
+
+static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
+			   const struct vmx_rx_comp *eop, u32 lro_segs,
+			   u32 lro_mss)
+{
+	struct net_device *nd = rxq->vp->netdev;
+	u32 dw0 = le32_to_cpu(eop->dw[0]);
+	u32 dw2 = le32_to_cpu(eop->dw[2]);
+	u32 dw3 = le32_to_cpu(eop->dw[3]);
+	u32 len = skb->len;
+
+	vmx_rx_csum(rxq, skb, dw0, dw3);
+	if (FIELD_GET(VMX_RXC_TYPE, dw3) != VMX_RXC_TYPE_LRO)
+		vmx_rx_hash(skb, dw0, le32_to_cpu(eop->dw[1]));
+	if ((dw2 & VMX_RXC_TS) && (nd->features & NETIF_F_HW_VLAN_CTAG_RX))
+		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
+				       FIELD_GET(VMX_RXC_TCI, dw2));
+	if (nd->features & NETIF_F_LRO)
+		vmx_rx_lro(rxq, skb, lro_segs, lro_mss, dw3);
+	skb_record_rx_queue(skb, rxq->qid);
+	skb->protocol = eth_type_trans(skb, nd);
+
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.s[VMX_RXS_PACKETS]++;
+	rxq->stats.s[VMX_RXS_BYTES] += len;
+	u64_stats_update_end(&rxq->stats.syncp);
+
+	if (skb_is_gso(skb))
+		netif_receive_skb(skb);
+	else
+		napi_gro_receive(rxq->napi, skb);
+}
+
+static struct sk_buff *vmx_rx_build_head(struct vmx_rxq *rxq,
+					 struct page *page, u32 off, u32 len)
+{
+	struct sk_buff *skb;
+
+	skb = napi_build_skb(page_address(page), PAGE_SIZE);
+	if (unlikely(!skb)) {
+		page_pool_recycle_direct(rxq->pp, page);
+		return NULL;
+	}
+	skb_reserve(skb, off);
+	__skb_put(skb, len);
+	skb_mark_for_recycle(skb);
+	return skb;
+}
+
+/* Copy a frame out of the RX data ring (rev 3+). */
+static struct sk_buff *vmx_rx_from_data_ring(struct vmx_rxq *rxq, u32 idx,
+					     u32 len)
+{
+	struct sk_buff *skb;
+
+	skb = napi_alloc_skb(rxq->napi, len);
+	if (unlikely(!skb))
+		return NULL;
+	skb_put_data(skb, rxq->data_ring + idx * rxq->data_desc_size, len);
+	vmx_rxq_add(rxq, VMX_RXS_DATA_RING, 1);
+	return skb;
+}
+
+struct vmx_rx_ctx {
+	struct bpf_prog *prog;
+	struct vmx_txq *xtxq;
+	u32 xdp_flags;
+};
+
+/*
+ * Run XDP on a single-buffer frame at @data (inside @page for ring 0, or
+ * a copy for the data ring). Returns the skb to deliver, or NULL when the
+ * program consumed the frame.
+ */
+static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+				  struct page *page, u32 len)
+{
+	struct xdp_buff xdp;
+	u32 act;
+
+	xdp_init_buff(&xdp, PAGE_SIZE, &rxq->xdp_rxq);
+	xdp_prepare_buff(&xdp, page_address(page), VMX_RX_HEADROOM, len, true);
+	act = vmx_xdp_run(rxq, c->prog, &xdp, c->xtxq, &c->xdp_flags);
+	if (act != XDP_PASS)
+		return NULL;
+	return vmx_rx_build_head(rxq, page, xdp.data - xdp.data_hard_start,
+				 xdp.data_end - xdp.data);
+}
+
+/* A frame that starts in the data ring: copy it into a fresh page for XDP. */
+static struct sk_buff *vmx_rx_data_ring_xdp(struct vmx_rxq *rxq,
+					    struct vmx_rx_ctx *c, u32 idx,
+					    u32 len)
+{
+	struct page *page = page_pool_dev_alloc_pages(rxq->pp);
+
+	if (unlikely(!page)) {
+		vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
+		return NULL;
+	}
+	memcpy(page_address(page) + VMX_RX_HEADROOM,
+	       rxq->data_ring + idx * rxq->data_desc_size, len);
+	vmx_rxq_add(rxq, VMX_RXS_DATA_RING, 1);
+	return vmx_rx_xdp(rxq, c, page, len);
+}
+
+static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
+{
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+	vmx_rxq_add(rxq, why, 1);
+}
+
+/*
+ * Handle one completion. Returns 1 when a frame ended here, 0 otherwise,
+ * or -EIO when the completion made no sense.
+ */
+static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
+		      struct vmx_rx_ctx *c, u32 *lro)
+{
+	u32 nrxq = rxq->vp->qs.nq, dw0, dw2, dw3, idx, len, rqid;
+	struct vmx_rx_ring *r;
+	struct page *page;
+	bool sop, eop;
+
+	dw0 = le32_to_cpu(rc->dw[0]);
+	dw2 = le32_to_cpu(rc->dw[2]);
+	dw3 = le32_to_cpu(rc->dw[3]);
+	idx = FIELD_GET(VMX_RXC_IDX, dw0);
+	rqid = FIELD_GET(VMX_RXC_RQID, dw0);
+	len = FIELD_GET(VMX_RXC_LEN, dw2);
+	sop = dw0 & VMX_RXC_SOP;
+	eop = dw0 & VMX_RXC_EOP;
+
+	if (sop && rxq->skb) {
+		vmx_rx_bad(rxq, "sop inside frame", idx, rqid);
+		return -EIO;
+	}
+	if (sop) {
+		lro[0] = 0;
+		lro[1] = 0;
+		if (FIELD_GET(VMX_RXC_TYPE, dw3) == VMX_RXC_TYPE_LRO &&
+		    rxq->vp->rev >= 2) {
+			lro[0] = FIELD_GET(VMX_RXC_LRO_SEGS,
+					   le32_to_cpu(rc->dw[1]));
+			lro[1] = FIELD_GET(VMX_RXC_LRO_MSS, dw3);
+		}
+	}
+
+	if (rqid == rxq->qid + 2 * nrxq && rxq->data_ring) {
+		/* Data ring: ring 0 slot @idx comes back unused. */
+		if (!sop || !eop || len > rxq->data_desc_size) {
+			vmx_rx_bad(rxq, "data ring len", len,
+				   rxq->data_desc_size);
+			return -EIO;
+		}
+		if (!vmx_rx_take(rxq, &rxq->ring[0], idx, true))
+			return -EIO;
+		if (dw2 & VMX_RXC_ERR) {
+			vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
+			return 1;
+		}
+		if (c->prog)
+			rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len);
+		else
+			rxq->skb = vmx_rx_from_data_ring(rxq, idx, len);
+		if (!rxq->skb)
+			return 1;
+		goto deliver;
+	}
+
+	if (rqid == rxq->qid)
+		r = &rxq->ring[0];
+	else if (rqid == rxq->qid + nrxq && !sop)
+		r = &rxq->ring[1];
+	else {
+		vmx_rx_bad(rxq, "ring id", rqid, nrxq);
+		return -EIO;
+	}
+	if (len > r->buf_len) {
+		vmx_rx_bad(rxq, "length", len, r->buf_len);
+		return -EIO;
+	}
+	if (!sop && !rxq->skb) {
+		/* continuation of a frame already dropped: recycle */
+		page = vmx_rx_take(rxq, r, idx, true);
+		if (!page)
+			return -EIO;
+		return eop;
+	}
+	page = vmx_rx_take(rxq, r, idx, false);
+	if (!page) {
+		vmx_rx_bad(rxq, "empty slot", idx, r->size);
+		return -EIO;
+	}
+	dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
+				      page_pool_get_dma_addr(page),
+				      sop ? VMX_RX_HEADROOM : 0, len,
+				      DMA_BIDIRECTIONAL);
+
+	if (sop) {
+		if (eop && len == 0) {
+			/* the device skipped this buffer */
+			page_pool_recycle_direct(rxq->pp, page);
+			return 0;
+		}
+		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
+			rxq->skb = vmx_rx_xdp(rxq, c, page, len);
+			if (!rxq->skb)
+				return 1;
+			goto deliver;
+		}
+		if (c->prog) {
+			/* multi-buffer frames never reach a program */
+			page_pool_recycle_direct(rxq->pp, page);
+			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+			return eop;
+		}
+		rxq->skb = vmx_rx_build_head(rxq, page, VMX_RX_HEADROOM, len);
+		if (!rxq->skb) {
+			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+			return eop;
+		}
+	} else if (len == 0 ||
+		   skb_shinfo(rxq->skb)->nr_frags >= MAX_SKB_FRAGS) {
+		page_pool_recycle_direct(rxq->pp, page);
+		if (len) {
+			vmx_rx_drop(rxq, VMX_RXS_DROP);
+			return eop;
+		}
+	} else {
+		skb_add_rx_frag(rxq->skb, skb_shinfo(rxq->skb)->nr_frags,
+				page, 0, len, PAGE_SIZE);
+	}
+
+	if (!eop)
+		return 0;
+	if (dw2 & VMX_RXC_ERR) {
+		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
+		return 1;
+	}
+deliver:
+	vmx_rx_deliver(rxq, rxq->skb, rc, lro[0], lro[1]);
+	rxq->skb = NULL;
+	return 1;
+}
+
+/**
+ * vmx_rx_poll() - process RX completions of a queue
+ * @rxq: queue
+ * @budget: most frames to process
+ *
+ * Return: frames processed.
+ */
+int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
+{
+	struct vmx_priv *vp = rxq->vp;
+	struct vmx_rx_ctx c = { };
+	u32 lro[2] = { };
+	int done = 0, ret;
+
+	if (unlikely(rxq->bad))
+		return 0;
+
+	c.prog = READ_ONCE(vp->xdp_prog);
+	if (c.prog)
+		c.xtxq = vmx_xdp_txq(vp, rxq->qid);
+
+	while (done < budget) {
+		struct vmx_rx_comp *rc = &rxq->comp[rxq->comp_next];
+		u32 dw3 = le32_to_cpu(READ_ONCE(rc->dw[3]));
+
+		if (!!(dw3 & VMX_RXC_GEN) != rxq->comp_gen)
+			break;
+		/* the rest of the completion only after its generation */
+		dma_rmb();
+		ret = vmx_rx_one(rxq, rc, &c, lro);
+		if (ret < 0)
+			break;
+		done += ret;
+		rxq->comp_next = vmx_ring_next(rxq->comp_next, rxq->comp_size,
+					       &rxq->comp_gen);
+	}
+
+	if (c.prog)
+		vmx_xdp_poll_done(rxq, c.xtxq, c.xdp_flags);
+	if (!rxq->bad &&
+	    (vmx_rx_refill(rxq, &rxq->ring[0]) |
+	     vmx_rx_refill(rxq, &rxq->ring[1])))
+		vmx_rxq_kick(rxq);
+	return done;
+}
+
+/**
+ * vmx_rxq_read_stats() - consistent snapshot of a queue's counters
+ * @rxq: queue
+ * @out: VMX_RXS_NUM values
+ */
+void vmx_rxq_read_stats(struct vmx_rxq *rxq, u64 *out)
+{
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&rxq->stats.syncp);
+		memcpy(out, rxq->stats.s, sizeof(rxq->stats.s));
+	} while (u64_stats_fetch_retry(&rxq->stats.syncp, start));
+}

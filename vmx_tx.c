@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmx: transmit path.
+ *
+ * Split-header transmit: the headers (or a whole small frame) are copied
+ * into the TX data ring entry paired with the start-of-packet descriptor;
+ * the rest of the frame is DMA-mapped in place. Offloads (checksum, TSO,
+ * VLAN insertion) are described in the start-of-packet descriptor, whose
+ * generation bit is flipped last so the device sees the whole chain at once.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <net/ip6_checksum.h>
+#include <net/tso.h>
+
+#include "vmx.h"
+
+/**
+ * vmx_txq_alloc() - allocate the rings of a TX queue
+ * @vp: device
+ * @txq: queue to fill in (zeroed by the caller)
+ * @qid: device queue index
+ * @qs: queue set giving the ring size
+ *
+ * Return: 0 or a negative errno; on error everything is released.
+ */
+int vmx_txq_alloc(struct vmx_priv *vp, struct vmx_txq *txq, u16 qid,
+		  const struct vmx_qset *qs)
+{
+	struct device *dev = &vp->pdev->dev;
+
+	txq->vp = vp;
+	txq->qid = qid;
+	txq->size = qs->tx_size;
+	txq->data_desc_size = vp->txdata_size;
+	txq->xdp = qid >= qs->nq;
+	spin_lock_init(&txq->xdp_lock);
+	u64_stats_init(&txq->stats.syncp);
+
+	txq->desc = dma_alloc_coherent(dev, txq->size * sizeof(*txq->desc),
+				       &txq->desc_pa, GFP_KERNEL);
+	txq->comp = dma_alloc_coherent(dev, txq->size * sizeof(*txq->comp),
+				       &txq->comp_pa, GFP_KERNEL);
+	txq->data_ring = dma_alloc_coherent(dev,
+					    txq->size * txq->data_desc_size,
+					    &txq->data_ring_pa, GFP_KERNEL);
+	txq->buf = kcalloc(txq->size, sizeof(*txq->buf), GFP_KERNEL);
+	if (!txq->desc || !txq->comp || !txq->data_ring || !txq->buf) {
+		vmx_txq_free(txq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * vmx_txq_free() - release the rings of a drained TX queue
+ * @txq: queue
+ */
+void vmx_txq_free(struct vmx_txq *txq)
+{
+	struct device *dev = &txq->vp->pdev->dev;
+
+	kfree(txq->buf);
+	txq->buf = NULL;
+	if (txq->data_ring)
+		dma_free_coherent(dev, txq->size * txq->data_desc_size,
+				  txq->data_ring, txq->data_ring_pa);
+	if (txq->comp)
+		dma_free_coherent(dev, txq->size * sizeof(*txq->comp),
+				  txq->comp, txq->comp_pa);
+	if (txq->desc)
+		dma_free_coherent(dev, txq->size * sizeof(*txq->desc),
+				  txq->desc, txq->desc_pa);
+	txq->data_ring = NULL;
+	txq->comp = NULL;
+	txq->desc = NULL;
+}
+
+/**
+ * vmx_txq_start() - reset the rings to the state ACTIVATE expects
+ * @txq: queue, not yet known to the device
+ */
+void vmx_txq_start(struct vmx_txq *txq)
+{
+	memset(txq->desc, 0, txq->size * sizeof(*txq->desc));
+	memset(txq->comp, 0, txq->size * sizeof(*txq->comp));
+	txq->fill = 0;
+	txq->clean = 0;
+	txq->fill_gen = 1;
+	txq->comp_next = 0;
+	txq->comp_gen = 1;
+	txq->deferred = 0;
+	txq->nq = NULL;
+	if (!txq->xdp) {
+		txq->nq = netdev_get_tx_queue(txq->vp->netdev, txq->qid);
+		netdev_tx_reset_queue(txq->nq);
+	}
+}
+
+/**
+ * vmx_txq_write_desc() - describe the queue in the queue descriptor table
+ * @txq: queue
+ * @d: its TX queue descriptor
+ * @intr_idx: interrupt vector for its completions
+ */
+void vmx_txq_write_desc(struct vmx_txq *txq, struct vmx_txq_desc *d,
+			u8 intr_idx)
+{
+	memset(d, 0, sizeof(*d));
+	d->ring_pa = cpu_to_le64(txq->desc_pa);
+	d->data_ring_pa = cpu_to_le64(txq->data_ring_pa);
+	d->comp_ring_pa = cpu_to_le64(txq->comp_pa);
+	d->dd_pa = cpu_to_le64(~0ULL);
+	d->ring_size = cpu_to_le32(txq->size);
+	d->data_ring_size = cpu_to_le32(txq->size);
+	d->comp_ring_size = cpu_to_le32(txq->size);
+	d->intr_idx = intr_idx;
+	if (txq->vp->rev >= 3)
+		d->data_desc_size = cpu_to_le16(txq->data_desc_size);
+}
+
+/**
+ * vmx_tx_avail() - free descriptors, keeping one slot empty
+ * @txq: queue
+ *
+ * Return: descriptors a new packet may use.
+ */
+u32 vmx_tx_avail(const struct vmx_txq *txq)
+{
+	return txq->size - 1 - (txq->fill + txq->size - txq->clean) % txq->size;
+}
+
+static u32 vmx_tx_wake_thresh(const struct vmx_txq *txq)
+{
+	return clamp_t(u32, (txq->size - 1) / 2, VMX_TX_MAX_DESC_TSO,
+		       VMX_TX_WAKE_THRESH);
+}
+
+/**
+ * vmx_tx_pending() - is a completion waiting?
+ * @txq: queue
+ *
+ * Return: true if the next completion belongs to the driver.
+ */
+bool vmx_tx_pending(struct vmx_txq *txq)
+{
+	u32 dw3 = le32_to_cpu(READ_ONCE(txq->comp[txq->comp_next].dw[3]));
+
+	return !!(dw3 & VMX_TXC_GEN) == txq->comp_gen;
+}
+
+/**
+ * vmx_tx_doorbell() - tell the device about everything posted so far
+ * @txq: queue
+ */
+void vmx_tx_doorbell(struct vmx_txq *txq)
+{
+	struct vmx_txq_desc *qd = vmx_txq_desc(txq->vp, txq->qid);
+
+	WRITE_ONCE(qd->num_deferred, 0);
+	txq->deferred = 0;
+	/* writel orders the descriptor writes before the MMIO write */
+	vmx_wr_pt(txq->vp, VMX_REG_TXPROD(txq->qid), txq->fill);
+	u64_stats_update_begin(&txq->stats.syncp);
+	txq->stats.s[VMX_TXS_DOORBELL]++;
+	u64_stats_update_end(&txq->stats.syncp);
+}
+
+/*
+ * Account @pkts wire packets as posted. Returns true when the device's
+ * threshold asks for a doorbell now.
+ */
+static bool vmx_tx_defer(struct vmx_txq *txq, u32 pkts, u32 limit)
+{
+	struct vmx_txq_desc *qd = vmx_txq_desc(txq->vp, txq->qid);
+	u32 thr = max_t(u32, le32_to_cpu(READ_ONCE(qd->threshold)), 1);
+	u32 n = le32_to_cpu(READ_ONCE(qd->num_deferred)) + pkts;
+
+	WRITE_ONCE(qd->num_deferred, cpu_to_le32(n));
+	txq->deferred += pkts;
+	return n >= max(thr, limit);
+}
+
+static void vmx_tx_unmap(struct vmx_txq *txq, struct vmx_tx_buf *b)
+{
+	struct device *dev = &txq->vp->pdev->dev;
+
+	switch (b->type) {
+	case VMX_TXB_SKB_HEAD:
+	case VMX_TXB_XDP_XMIT:
+		dma_unmap_single(dev, b->dma, b->len, DMA_TO_DEVICE);
+		break;
+	case VMX_TXB_SKB_FRAG:
+		dma_unmap_page(dev, b->dma, b->len, DMA_TO_DEVICE);
+		break;
+	default:
+		break;
+	}
+}
+
+struct vmx_tx_done {
+	u32 pkts;
+	u32 bytes;
+	struct xdp_frame_bulk bq;
+};
+
+/* Release descriptor slots [txq->clean, end] of completed packets. */
+static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
+			   struct vmx_tx_done *done)
+{
+	for (;;) {
+		struct vmx_tx_buf *b = &txq->buf[txq->clean];
+		u32 idx = txq->clean;
+
+		vmx_tx_unmap(txq, b);
+		if (b->eop) {
+			done->pkts++;
+			if (b->type == VMX_TXB_XDP_TX ||
+			    b->type == VMX_TXB_XDP_XMIT) {
+				done->bytes += b->len;
+				xdp_return_frame_bulk(b->xdpf, &done->bq);
+			} else if (b->skb) {
+				done->bytes += b->skb->len;
+				napi_consume_skb(b->skb, budget);
+			}
+		}
+		memset(b, 0, sizeof(*b));
+		txq->clean = (idx + 1) % txq->size;
+		if (idx == end)
+			break;
+	}
+}
+
+static void vmx_tx_bad(struct vmx_txq *txq, u32 idx)
+{
+	vmx_txq_add(txq, VMX_TXS_BAD_DESC, 1);
+	netdev_err(txq->vp->netdev,
+		   "txq %u: completion for index %u outside [%u, %u), resetting\n",
+		   txq->qid, idx, txq->clean, txq->fill);
+	vmx_schedule_reset(txq->vp);
+}
+
+/**
+ * vmx_tx_clean() - reclaim completed descriptors and wake the queue
+ * @txq: queue
+ * @budget: NAPI budget (0 from netpoll)
+ *
+ * Return: packets completed.
+ */
+int vmx_tx_clean(struct vmx_txq *txq, int budget)
+{
+	struct vmx_tx_done done = { };
+	u32 inflight, idx, dist;
+
+	xdp_frame_bulk_init(&done.bq);
+	for (;;) {
+		struct vmx_tx_comp *tc = &txq->comp[txq->comp_next];
+		u32 dw3 = le32_to_cpu(READ_ONCE(tc->dw[3]));
+
+		if (!!(dw3 & VMX_TXC_GEN) != txq->comp_gen)
+			break;
+		dma_rmb();
+		idx = FIELD_GET(VMX_TXC_IDX, le32_to_cpu(tc->dw[0]));
+		inflight = (txq->fill + txq->size - txq->clean) % txq->size;
+		dist = (idx + txq->size - txq->clean) % txq->size;
+		if (idx >= txq->size || dist >= inflight ||
+		    !txq->buf[idx].eop) {
+			vmx_tx_bad(txq, idx);
+			break;
+		}
+		vmx_tx_release(txq, idx, budget, &done);
+		txq->comp_next = vmx_ring_next(txq->comp_next, txq->size,
+					       &txq->comp_gen);
+	}
+	xdp_flush_frame_bulk(&done.bq);
+	if (!done.pkts)
+		return 0;
+
+	if (txq->xdp) {
+		vmx_txq_add(txq, VMX_TXS_PACKETS, done.pkts);
+		vmx_txq_add(txq, VMX_TXS_BYTES, done.bytes);
+		return done.pkts;
+	}
+	netdev_tx_completed_queue(txq->nq, done.pkts, done.bytes);
+	/* pairs with the barrier in vmx_tx_maybe_stop() */
+	smp_mb();
+	if (unlikely(netif_tx_queue_stopped(txq->nq)) &&
+	    vmx_tx_avail(txq) >= vmx_tx_wake_thresh(txq) &&
+	    netif_carrier_ok(txq->vp->netdev)) {
+		netif_tx_wake_queue(txq->nq);
+		vmx_txq_add(txq, VMX_TXS_WAKE, 1);
+	}
+	return done.pkts;
+}
+
+/**
+ * vmx_txq_drain() - drop everything still queued after the device stopped
+ * @txq: queue
+ */
+void vmx_txq_drain(struct vmx_txq *txq)
+{
+	struct vmx_tx_done done = { };
+
+	xdp_frame_bulk_init(&done.bq);
+	rcu_read_lock();	/* xdp_return_frame_bulk needs it */
+	while (txq->clean != txq->fill)
+		vmx_tx_release(txq, txq->clean, 0, &done);
+	xdp_flush_frame_bulk(&done.bq);
+	rcu_read_unlock();
+	if (txq->nq)
+		netdev_tx_reset_queue(txq->nq);
+}
+
+struct vmx_tx_plan {
+	u32 copy;	/* bytes copied into the data ring */
+	u32 hlen;
+	u32 msscof;
+	u32 om;
+	u32 ndesc;
+	u32 pkts;	/* wire packets */
+};
+
+static u32 vmx_chunks(u32 len)
+{
+	return DIV_ROUND_UP(len, VMX_TX_MAX_BUF);
+}
+
+/* Descriptors needed for the bytes of @skb from offset @off on. */
+static u32 vmx_tx_count(const struct sk_buff *skb, u32 off)
+{
+	u32 head = skb_headlen(skb), pos = head, n = 0, i;
+
+	if (off < head)
+		n += vmx_chunks(head - off);
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+		u32 sz = skb_frag_size(&skb_shinfo(skb)->frags[i]);
+
+		if (off < pos + sz)
+			n += vmx_chunks(pos + sz - max(off, pos));
+		pos += sz;
+	}
+	return n;
+}
+
+static int vmx_tx_plan(struct vmx_txq *txq, struct sk_buff *skb,
+		       struct vmx_tx_plan *p)
+{
+	u32 dsz = txq->data_desc_size, max = VMX_TX_MAX_DESC_NONTSO;
+
+	memset(p, 0, sizeof(*p));
+	p->pkts = 1;
+	if (skb_is_gso(skb)) {
+		p->om = VMX_OM_TSO;
+		p->hlen = skb_tcp_all_headers(skb);
+		p->msscof = skb_shinfo(skb)->gso_size;
+		p->pkts = skb_shinfo(skb)->gso_segs;
+		p->copy = p->hlen;
+		max = VMX_TX_MAX_DESC_TSO;
+	} else if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		p->om = VMX_OM_CSUM;
+		p->hlen = skb_checksum_start_offset(skb);
+		p->msscof = p->hlen + skb->csum_offset;
+		p->copy = min_t(u32, skb_headlen(skb), dsz);
+		p->copy = max(p->copy, p->msscof + 2);
+	} else {
+		p->copy = min_t(u32, skb_headlen(skb), dsz);
+	}
+	if (skb->len <= dsz)
+		p->copy = skb->len;
+	/* features_check keeps offloaded headers inside one entry */
+	if (WARN_ON_ONCE(p->copy > dsz))
+		return -EINVAL;
+
+	p->ndesc = 1 + vmx_tx_count(skb, p->copy);
+	if (p->ndesc > max) {
+		if (skb_linearize(skb))
+			return -ENOMEM;
+		vmx_txq_add(txq, VMX_TXS_LINEARIZE, 1);
+		p->ndesc = 1 + vmx_tx_count(skb, p->copy);
+	}
+	return 0;
+}
+
+/* The device expects TSO headers with pseudo-header sums of length 0. */
+static void vmx_tx_seed_tso(struct sk_buff *skb, u8 *hdr)
+{
+	struct tcphdr *th = (struct tcphdr *)(hdr + skb_transport_offset(skb));
+
+	if (skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4) {
+		struct iphdr *iph = (struct iphdr *)(hdr +
+						     skb_network_offset(skb));
+
+		iph->check = 0;
+		th->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, 0,
+					       IPPROTO_TCP, 0);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)(hdr +
+							 skb_network_offset(skb));
+
+		th->check = ~csum_ipv6_magic(&ip6->saddr, &ip6->daddr, 0,
+					     IPPROTO_TCP, 0);
+	}
+}
+
+static void vmx_tx_desc(struct vmx_txq *txq, u32 idx, dma_addr_t dma,
+			u32 len, u32 gen)
+{
+	struct vmx_tx_desc *d = &txq->desc[idx];
+
+	d->addr = cpu_to_le64(dma);
+	d->dw2 = cpu_to_le32(FIELD_PREP(VMX_TXD_LEN, len & (VMX_TX_MAX_BUF - 1)) |
+			     (gen ? VMX_TXD_GEN : 0));
+	d->dw3 = 0;
+}
+
+/* Map @len bytes at @dma-able source into 16 KiB descriptors. */
+static int vmx_tx_map_one(struct vmx_txq *txq, struct sk_buff *skb,
+			  const skb_frag_t *frag, u32 off, u32 len)
+{
+	struct device *dev = &txq->vp->pdev->dev;
+	struct vmx_tx_buf *b = &txq->buf[txq->fill];
+	dma_addr_t dma;
+	u32 n;
+
+	if (frag)
+		dma = skb_frag_dma_map(dev, frag, off, len, DMA_TO_DEVICE);
+	else
+		dma = dma_map_single(dev, skb->data + off, len, DMA_TO_DEVICE);
+	if (unlikely(dma_mapping_error(dev, dma)))
+		return -ENOMEM;
+
+	/* the first slot owns the mapping; the others only carry data */
+	b->type = frag ? VMX_TXB_SKB_FRAG : VMX_TXB_SKB_HEAD;
+	b->dma = dma;
+	b->len = len;
+	while (len) {
+		n = min_t(u32, len, VMX_TX_MAX_BUF);
+		vmx_tx_desc(txq, txq->fill, dma, n, txq->fill_gen);
+		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
+		dma += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int vmx_tx_map(struct vmx_txq *txq, struct sk_buff *skb, u32 off)
+{
+	u32 head = skb_headlen(skb), pos = head, i;
+	int err;
+
+	if (off < head) {
+		err = vmx_tx_map_one(txq, skb, NULL, off, head - off);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+		const skb_frag_t *f = &skb_shinfo(skb)->frags[i];
+		u32 sz = skb_frag_size(f);
+
+		if (off < pos + sz) {
+			u32 start = off > pos ? off - pos : 0;
+
+			err = vmx_tx_map_one(txq, skb, f, start, sz - start);
+			if (err)
+				return err;
+		}
+		pos += sz;
+	}
+	return 0;
+}
+
+/* Undo a partly mapped packet: slots from @sop to txq->fill. */
+static void vmx_tx_unwind(struct vmx_txq *txq, u32 sop, u32 sop_gen)
+{
+	while (txq->fill != sop) {
+		txq->fill = (txq->fill + txq->size - 1) % txq->size;
+		vmx_tx_unmap(txq, &txq->buf[txq->fill]);
+		memset(&txq->buf[txq->fill], 0, sizeof(txq->buf[0]));
+	}
+	txq->fill_gen = sop_gen;
+}
+
+static void vmx_tx_maybe_stop(struct vmx_txq *txq)
+{
+	if (likely(vmx_tx_avail(txq) > VMX_TX_MAX_DESC_TSO))
+		return;
+	netif_tx_stop_queue(txq->nq);
+	vmx_txq_add(txq, VMX_TXS_STOP, 1);
+	/* pairs with the barrier in vmx_tx_clean() */
+	smp_mb();
+	if (vmx_tx_avail(txq) >= vmx_tx_wake_thresh(txq)) {
+		netif_tx_start_queue(txq->nq);
+		vmx_txq_add(txq, VMX_TXS_WAKE, 1);
+	}
+}
+
+/**
+ * vmx_start_xmit() - ndo_start_xmit
+ * @skb: frame
+ * @netdev: device
+ *
+ * Return: NETDEV_TX_OK, or NETDEV_TX_BUSY if the ring is unexpectedly full.
+ */
+netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
+{
+	struct vmx_priv *vp = netdev_priv(netdev);
+	struct vmx_txq *txq = &vp->qs.txq[skb_get_queue_mapping(skb)];
+	u32 sop, sop_gen, last, dw2, dw3, len = skb->len;
+	struct vmx_tx_plan p;
+	struct vmx_tx_desc *d;
+	u8 *hdr;
+	bool more;
+
+	if (vmx_tx_plan(txq, skb, &p))
+		goto drop;
+	if (unlikely(vmx_tx_avail(txq) < p.ndesc)) {
+		netif_tx_stop_queue(txq->nq);
+		vmx_txq_add(txq, VMX_TXS_STOP, 1);
+		return NETDEV_TX_BUSY;
+	}
+
+	sop = txq->fill;
+	sop_gen = txq->fill_gen;
+	hdr = txq->data_ring + sop * txq->data_desc_size;
+	if (skb_copy_bits(skb, 0, hdr, p.copy))
+		goto drop;
+	if (p.om == VMX_OM_TSO)
+		vmx_tx_seed_tso(skb, hdr);
+
+	/* SOP points into the data ring; its generation is still invalid */
+	vmx_tx_desc(txq, sop, txq->data_ring_pa + sop * txq->data_desc_size,
+		    p.copy, !sop_gen);
+	txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
+	if (vmx_tx_map(txq, skb, p.copy)) {
+		vmx_tx_unwind(txq, sop, sop_gen);
+		goto drop;
+	}
+
+	last = (txq->fill + txq->size - 1) % txq->size;
+	txq->buf[last].eop = true;
+	txq->buf[last].skb = skb;
+	d = &txq->desc[last];
+	d->dw3 = cpu_to_le32(VMX_TXD_EOP | VMX_TXD_CQ);
+
+	d = &txq->desc[sop];
+	dw3 = le32_to_cpu(d->dw3) | FIELD_PREP(VMX_TXD_HLEN, p.hlen) |
+	      FIELD_PREP(VMX_TXD_OM, p.om);
+	if (skb_vlan_tag_present(skb))
+		dw3 |= VMX_TXD_TI | FIELD_PREP(VMX_TXD_TCI,
+					       skb_vlan_tag_get(skb));
+	d->dw3 = cpu_to_le32(dw3);
+	dw2 = le32_to_cpu(d->dw2) | FIELD_PREP(VMX_TXD_MSSCOF, p.msscof);
+	d->dw2 = cpu_to_le32(dw2);
+	/* the whole chain is written before the SOP changes hands */
+	dma_wmb();
+	d->dw2 = cpu_to_le32(dw2 ^ VMX_TXD_GEN);
+
+	u64_stats_update_begin(&txq->stats.syncp);
+	txq->stats.s[VMX_TXS_PACKETS] += p.pkts;
+	txq->stats.s[VMX_TXS_BYTES] += len;
+	if (p.om == VMX_OM_TSO) {
+		txq->stats.s[VMX_TXS_TSO_PKTS]++;
+		txq->stats.s[VMX_TXS_TSO_BYTES] += len;
+	} else if (p.om == VMX_OM_CSUM) {
+		txq->stats.s[VMX_TXS_CSUM]++;
+	}
+	u64_stats_update_end(&txq->stats.syncp);
+
+	skb_tx_timestamp(skb);
+	vmx_tx_maybe_stop(txq);
+	more = netdev_xmit_more();
+	/*
+	 * Doorbell: while the stack has more frames coming, defer (bounded);
+	 * otherwise ring once the device's txThreshold is reached. A stopped
+	 * queue always rings so completions arrive to restart it.
+	 */
+	if (__netdev_tx_sent_queue(txq->nq, len, more)) {
+		if (vmx_tx_defer(txq, p.pkts, 1) ||
+		    netif_xmit_stopped(txq->nq))
+			vmx_tx_doorbell(txq);
+	} else if (vmx_tx_defer(txq, p.pkts, VMX_TX_DEFER_MAX)) {
+		vmx_tx_doorbell(txq);
+	}
+	return NETDEV_TX_OK;
+
+drop:
+	vmx_txq_add(txq, VMX_TXS_DROP, 1);
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+/**
+ * vmx_features_check() - drop offloads the device cannot do for @skb
+ * @skb: frame
+ * @netdev: device
+ * @features: offloads the stack wants to use
+ *
+ * Offloaded headers must fit one TX data ring entry and the descriptor
+ * fields; anything else falls back to software.
+ *
+ * Return: the usable features.
+ */
+netdev_features_t vmx_features_check(struct sk_buff *skb,
+				     struct net_device *netdev,
+				     netdev_features_t features)
+{
+	struct vmx_priv *vp = netdev_priv(netdev);
+	u32 dsz = vp->txdata_size;
+
+	features = vlan_features_check(skb, features);
+	if (skb_is_gso(skb)) {
+		if (skb_tcp_all_headers(skb) > min_t(u32, dsz, VMX_TX_MAX_HLEN) ||
+		    skb_shinfo(skb)->gso_size >= VMX_TX_MAX_BUF)
+			features &= ~NETIF_F_GSO_MASK;
+	}
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		u32 start = skb_checksum_start_offset(skb);
+		u32 field = start + skb->csum_offset;
+
+		if (start > VMX_TX_MAX_HLEN || field > VMX_TX_MAX_CSUM_OFF ||
+		    field + 2 > dsz)
+			features &= ~(NETIF_F_CSUM_MASK | NETIF_F_GSO_MASK);
+	}
+	return features;
+}
+
+/**
+ * vmx_txq_read_stats() - consistent snapshot of a queue's counters
+ * @txq: queue
+ * @out: VMX_TXS_NUM values
+ */
+void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out)
+{
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&txq->stats.syncp);
+		memcpy(out, txq->stats.s, sizeof(txq->stats.s));
+	} while (u64_stats_fetch_retry(&txq->stats.syncp, start));
+}
+
+/**
+ * vmx_tx_xdp_post() - post XDP frames, one descriptor each, no doorbell
+ * @txq: queue, owned by the caller (lock held)
+ * @frames: frames to send
+ * @n: number of frames
+ * @mapped: true for XDP_TX frames living in this device's page_pool pages
+ *	    (already mapped); false for ndo_xdp_xmit frames, mapped here
+ *
+ * The length sent is each frame's current length, never the buffer size.
+ *
+ * Return: number of frames posted, from the start of @frames.
+ */
+int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
+		    bool mapped)
+{
+	struct device *dev = &txq->vp->pdev->dev;
+	u32 first = txq->fill, gen = txq->fill_gen, idx;
+	int i, done;
+
+	for (i = 0; i < n && vmx_tx_avail(txq); i++) {
+		struct xdp_frame *f = frames[i];
+		struct vmx_tx_buf *b = &txq->buf[txq->fill];
+		struct vmx_tx_desc *d = &txq->desc[txq->fill];
+		dma_addr_t dma;
+
+		if (mapped) {
+			struct page *page = virt_to_page(f->data);
+
+			dma = page_pool_get_dma_addr(page) +
+			      (f->data - page_address(page));
+			dma_sync_single_for_device(dev, dma, f->len,
+						   DMA_BIDIRECTIONAL);
+			b->type = VMX_TXB_XDP_TX;
+		} else {
+			dma = dma_map_single(dev, f->data, f->len,
+					     DMA_TO_DEVICE);
+			if (dma_mapping_error(dev, dma))
+				break;
+			b->type = VMX_TXB_XDP_XMIT;
+		}
+		b->xdpf = f;
+		b->dma = dma;
+		b->len = f->len;
+		b->eop = true;
+		d->addr = cpu_to_le64(dma);
+		d->dw3 = cpu_to_le32(VMX_TXD_EOP | VMX_TXD_CQ);
+		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
+	}
+	done = i;
+	/* all addresses and flags visible before any generation flips */
+	dma_wmb();
+	for (i = 0, idx = first; i < done; i++) {
+		txq->desc[idx].dw2 =
+			cpu_to_le32(FIELD_PREP(VMX_TXD_LEN, txq->buf[idx].len) |
+				    (gen ? VMX_TXD_GEN : 0));
+		idx = vmx_ring_next(idx, txq->size, &gen);
+	}
+	return done;
+}
