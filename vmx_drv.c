@@ -39,6 +39,16 @@ u32 vmx_cmd(struct vmx_priv *vp, u32 cmd)
 	return ret;
 }
 
+/* A command with no result: the CMD register is not read back. */
+static void vmx_cmd_nr(struct vmx_priv *vp, u32 cmd)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vmx_wr_vd(vp, VMX_REG_CMD, cmd);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
 static void vmx_write_mac(struct vmx_priv *vp, const u8 *mac)
 {
 	vmx_wr_vd(vp, VMX_REG_MACL, get_unaligned_le32(mac));
@@ -243,7 +253,7 @@ static void vmx_fold_dev_stats(struct vmx_priv *vp, bool baseline)
 	unsigned long flags;
 	u32 q, k;
 
-	vmx_cmd(vp, VMX_CMD_GET_STATS);
+	vmx_cmd_nr(vp, VMX_CMD_GET_STATS);
 	spin_lock_irqsave(&vp->stats_lock, flags);
 	for (q = 0; q < qs->nq + qs->nxdp; q++) {
 		const __le64 *c = (const __le64 *)&vmx_txq_desc(vp, q)->stats;
@@ -691,7 +701,7 @@ static void vmx_down(struct vmx_priv *vp)
 	if (!test_bit(VMX_S_UP, &vp->state))
 		return;
 	vmx_fold_dev_stats(vp, false);
-	vmx_cmd(vp, VMX_CMD_QUIESCE_DEV);
+	vmx_cmd_nr(vp, VMX_CMD_QUIESCE_DEV);
 	vp->shared->intr_ctrl |= cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
 	vmx_mask_all(vp, true);
 	clear_bit(VMX_S_UP, &vp->state);
@@ -704,7 +714,7 @@ static void vmx_down(struct vmx_priv *vp)
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, NULL);
 		napi_disable(&vp->qv[q].napi);
 	}
-	vmx_cmd(vp, VMX_CMD_RESET_DEV);
+	vmx_cmd_nr(vp, VMX_CMD_RESET_DEV);
 	for (q = 0; q < qs->nq + qs->nxdp; q++)
 		vmx_txq_drain(&qs->txq[q]);
 	for (q = 0; q < qs->nq; q++)
@@ -725,6 +735,24 @@ static void vmx_qset_free(struct vmx_priv *vp, struct vmx_qset *qs)
 	kfree(qs->txq);
 	qs->rxq = NULL;
 	qs->txq = NULL;
+}
+
+/*
+ * Free a set that is no longer live while the device runs another one.
+ * The page_pools of both sets belong to the same NAPI instances, and a
+ * pool may only be destroyed while its NAPI is disabled.
+ */
+static void vmx_qset_free_live(struct vmx_priv *vp, struct vmx_qset *qs)
+{
+	u32 q, n = min(qs->nq, vp->qs.nq);
+
+	for (q = 0; q < n; q++)
+		napi_disable(&vp->qv[q].napi);
+	vmx_qset_free(vp, qs);
+	for (q = 0; q < n; q++)
+		napi_enable(&vp->qv[q].napi);
+	for (q = 0; q < n; q++)
+		napi_schedule(&vp->qv[q].napi);
 }
 
 static int vmx_qset_alloc(struct vmx_priv *vp, struct vmx_qset *qs)
@@ -816,7 +844,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		vmx_qset_publish(vp, &next);
 		err = vmx_up(vp);
 		if (!err) {
-			vmx_qset_free(vp, &old);
+			vmx_qset_free_live(vp, &old);
 			return 0;
 		}
 		/* back to the old set; its counters are already in the base */
@@ -928,7 +956,7 @@ static void vmx_event_work(struct work_struct *w)
 	if (ev & VMX_ECR_LINK)
 		vmx_update_link(vp);
 	if (ev & (VMX_ECR_TQERR | VMX_ECR_RQERR)) {
-		vmx_cmd(vp, VMX_CMD_GET_QUEUE_STATUS);
+		vmx_cmd_nr(vp, VMX_CMD_GET_QUEUE_STATUS);
 		for (q = 0; q < vp->qs.nq + vp->qs.nxdp; q++)
 			if (vmx_txq_desc(vp, q)->stopped)
 				netdev_err(vp->netdev, "txq %u error %#x\n", q,
