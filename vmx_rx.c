@@ -618,11 +618,11 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		goto deliver;
 	}
 
-	if (rqid == rxq->qid)
+	if (rqid == rxq->qid) {
 		r = &rxq->ring[0];
-	else if (rqid == rxq->qid + nrxq && !sop)
+	} else if (rqid == rxq->qid + nrxq && !sop) {
 		r = &rxq->ring[1];
-	else {
+	} else {
 		vmx_rx_bad(rxq, "ring id", rqid, nrxq);
 		return -EIO;
 	}

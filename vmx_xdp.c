@@ -42,6 +42,7 @@ struct vmx_txq *vmx_xdp_txq(struct vmx_priv *vp, u32 idx)
 }
 
 static void vmx_xdp_lock(struct vmx_txq *txq)
+	__acquires(txq)
 {
 	if (txq->xdp)
 		spin_lock(&txq->xdp_lock);
@@ -50,6 +51,7 @@ static void vmx_xdp_lock(struct vmx_txq *txq)
 }
 
 static void vmx_xdp_unlock(struct vmx_txq *txq)
+	__releases(txq)
 {
 	if (txq->xdp)
 		spin_unlock(&txq->xdp_lock);
