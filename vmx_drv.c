@@ -705,6 +705,8 @@ static void vmx_down(struct vmx_priv *vp)
 	vp->shared->intr_ctrl |= cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
 	vmx_mask_all(vp, true);
 	clear_bit(VMX_S_UP, &vp->state);
+	/* ndo_xdp_xmit callers on other CPUs see the bit before we go on */
+	synchronize_net();
 	vmx_sync_irqs(vp);
 
 	netif_tx_disable(vp->netdev);

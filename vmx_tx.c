@@ -201,8 +201,10 @@ static void vmx_tx_unmap(struct vmx_txq *txq, struct vmx_tx_buf *b)
 }
 
 struct vmx_tx_done {
-	u32 pkts;
+	u32 pkts;		/* skbs, reported to BQL */
 	u32 bytes;
+	u32 xdp_pkts;		/* XDP frames, counted on completion */
+	u32 xdp_bytes;
 	struct xdp_frame_bulk bq;
 };
 
@@ -216,12 +218,13 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 
 		vmx_tx_unmap(txq, b);
 		if (b->eop) {
-			done->pkts++;
 			if (b->type == VMX_TXB_XDP_TX ||
 			    b->type == VMX_TXB_XDP_XMIT) {
-				done->bytes += b->len;
+				done->xdp_pkts++;
+				done->xdp_bytes += b->len;
 				xdp_return_frame_bulk(b->xdpf, &done->bq);
 			} else if (b->skb) {
+				done->pkts++;
 				done->bytes += b->skb->len;
 				napi_consume_skb(b->skb, budget);
 			}
@@ -275,14 +278,15 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget)
 					       &txq->comp_gen);
 	}
 	xdp_flush_frame_bulk(&done.bq);
-	if (!done.pkts)
-		return 0;
-
-	if (txq->xdp) {
-		vmx_txq_add(txq, VMX_TXS_PACKETS, done.pkts);
-		vmx_txq_add(txq, VMX_TXS_BYTES, done.bytes);
-		return done.pkts;
+	if (done.xdp_pkts) {
+		u64_stats_update_begin(&txq->stats.syncp);
+		txq->stats.s[VMX_TXS_PACKETS] += done.xdp_pkts;
+		txq->stats.s[VMX_TXS_BYTES] += done.xdp_bytes;
+		u64_stats_update_end(&txq->stats.syncp);
 	}
+	if (!txq->nq)
+		return done.xdp_pkts;
+
 	netdev_tx_completed_queue(txq->nq, done.pkts, done.bytes);
 	/* pairs with the barrier in vmx_tx_maybe_stop() */
 	smp_mb();
@@ -292,7 +296,7 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget)
 		netif_tx_wake_queue(txq->nq);
 		vmx_txq_add(txq, VMX_TXS_WAKE, 1);
 	}
-	return done.pkts;
+	return done.pkts + done.xdp_pkts;
 }
 
 /**
