@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# bench-guest.sh - the benchmark's guest half; run by tools/bench.sh inside
+# one guest booted with:  tap vmxnet3 + tap virtio (LRO/TSO path), then on
+# the hub: vmxnet3 (DUT), vmxnet3 (second NIC, redirect source), virtio
+# (generator and TCP peer).
+#
+# Usage (in the guest): tools/bench-guest.sh OUT.jsonl
+# Env: BENCH_ROUNDS (3), BENCH_SECS (5 per cell), BENCH_SIZES ("64 512"),
+#      BENCH_DRIVERS ("vmx vmxnet3"), BENCH_TCP (1), BENCH_MTUS ("1500 3000 9000")
+#
+# Each measurement is one JSON line: round, driver, test, mode, size,
+# handled_pps, offered_pps (or mbit for TCP).
+set -u
+OUT=${1:?usage: bench-guest.sh OUT.jsonl}
+ROUNDS=${BENCH_ROUNDS:-3}
+SECS=${BENCH_SECS:-5}
+SIZES=${BENCH_SIZES:-64 512}
+DRIVERS=${BENCH_DRIVERS:-vmx vmxnet3}
+TCP=${BENCH_TCP:-1}
+MTUS=${BENCH_MTUS:-1500 3000 9000}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+: > "$OUT"
+# no udev in the test guest: bash process substitution needs /dev/fd
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+
+log() { echo "bench: $*" >&2; }
+emit() { echo "$1" >> "$OUT"; }
+
+# PCI order: 0 tap vmxnet3, 1 tap virtio, 2 hub vmxnet3 (DUT), 3 hub vmxnet3
+# (second), 4 hub virtio (generator). Interfaces are found by PCI slot.
+pci_ifs() { # driver-independent: list "pciaddr" of every NIC in PCI order
+	for d in /sys/bus/pci/devices/*; do
+		c=$(cat "$d/class")
+		[ "$c" = 0x020000 ] && basename "$d"
+	done | sort
+}
+mapfile -t SLOTS < <(pci_ifs)
+[ ${#SLOTS[@]} -ge 5 ] || { log "need 5 NICs, found ${#SLOTS[@]}"; exit 2; }
+ifname_of() { # virtio NICs hang one level deeper, under virtioN/
+	ls "/sys/bus/pci/devices/$1/net" "/sys/bus/pci/devices/$1/"virtio*/net \
+		2>/dev/null | grep -v ':$' | grep . | head -n1
+}
+
+modprobe virtio_net
+modprobe pktgen
+sleep 1
+GEN=$(ifname_of "${SLOTS[4]}")
+TPEER=$(ifname_of "${SLOTS[1]}")
+ip link set "$GEN" up
+ip netns add peer
+ip link set "$TPEER" netns peer
+ip -n peer link set "$TPEER" name tpeer
+ip -n peer link set lo up
+ip -n peer link set tpeer mtu 9000 up
+ip -n peer addr add 10.98.0.2/24 dev tpeer
+# The generator also serves as the hub TCP peer, in its own netns.
+ip netns add hpeer
+ip link set "$GEN" netns hpeer
+ip -n hpeer link set "$GEN" name gen
+ip -n hpeer link set lo up
+ip -n hpeer link set gen up
+ip -n hpeer addr add 10.99.0.2/24 dev gen
+
+load_driver() {
+	case $1 in
+	vmx) insmod "$TOP/vmx.ko" ;;
+	*) modprobe "$1" ;;
+	esac
+	sleep 1
+	TDUT=$(ifname_of "${SLOTS[0]}")
+	DUT=$(ifname_of "${SLOTS[2]}")
+	DUT2=$(ifname_of "${SLOTS[3]}")
+	ip link set "$TDUT" mtu 9000 up
+	ip addr add 10.98.0.1/24 dev "$TDUT"
+	ip addr add 10.99.0.1/24 dev "$DUT"
+	ip link set "$DUT" up
+	ip link set "$DUT2" up
+	# all of the DUT's interrupts on CPU 0; pktgen runs on CPU 1
+	for irq in $(awk -v d="$DUT" '$1 ~ /^[0-9]+:$/ && $NF ~ d {sub(":","",$1); print $1}' /proc/interrupts); do
+		echo 1 > "/proc/irq/$irq/smp_affinity" 2>/dev/null
+	done
+	for _ in $(seq 50); do
+		[ "$(cat /sys/class/net/$DUT/carrier 2>/dev/null)" = 1 ] && break
+		sleep 0.2
+	done
+	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
+	DUT2_MAC=$(cat "/sys/class/net/$DUT2/address")
+}
+
+unload_driver() {
+	rmmod "$1"
+	sleep 0.5
+}
+
+pg() { echo "$2" > "/proc/net/pktgen/$1"; }
+
+# pktgen from the generator (netns hpeer) at full speed until pg_stop.
+pg_start() { # size dst_mac
+	ip netns exec hpeer bash -c "
+		echo rem_device_all > /proc/net/pktgen/kpktgend_1
+		echo add_device gen > /proc/net/pktgen/kpktgend_1
+		p=/proc/net/pktgen/gen
+		echo 'count 0' > \$p; echo 'delay 0' > \$p
+		echo 'clone_skb 1000' > \$p; echo 'burst 32' > \$p
+		echo 'pkt_size $(( $1 - 4 ))' > \$p
+		echo 'dst 10.99.0.1' > \$p; echo 'dst_mac $2' > \$p
+		echo 'udp_dst_min 9' > \$p; echo 'udp_dst_max 9' > \$p
+		echo start > /proc/net/pktgen/pgctrl" &
+	PG_PID=$!
+}
+
+pg_stop() { # prints offered pps
+	ip netns exec hpeer bash -c 'echo stop > /proc/net/pktgen/pgctrl'
+	wait "$PG_PID" 2>/dev/null
+	ip netns exec hpeer cat /proc/net/pktgen/gen |
+		sed -n 's/^ *\([0-9]*\)pps.*/\1/p' | head -n1
+}
+
+# Start xdp-bench on $1.. in the background, wait until its program is
+# attached, let it run SECS seconds, stop it; output in file $XB_OUT.
+xdp_run() { # ifname xdp-bench args...
+	local ifn=$1 pid i
+	shift
+	xdp-bench "$@" -i 1 > "$XB_OUT" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		ip link show "$ifn" | grep -q "xdp" && break
+		sleep 0.1
+	done
+	sleep "$SECS"
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	# never leave a program behind for the next cell
+	ip link set dev "$ifn" xdp off 2>/dev/null
+	ip link set dev "$ifn" xdpgeneric off 2>/dev/null
+}
+
+xb_rate() {
+	sed -n 's/.*Average packets\/s *: *\([0-9]*\).*/\1/p' "$XB_OUT" | head -n1
+}
+
+XB_OUT=/tmp/xdp-bench.out
+
+
+# xdp-bench for SECS seconds against traffic; prints "handled offered".
+xdp_cell() { # size command args... (last arg: interface)
+	local size=$1 offered handled
+	shift
+	pg_start "$size" "$DUT_MAC"
+	sleep 1
+	xdp_run "${@: -1}" "$@"
+	offered=$(pg_stop)
+	handled=$(xb_rate)
+	if [ -z "$handled" ]; then
+		log "no rate from xdp-bench $*:"
+		sed 's/^/  /' "$XB_OUT" >&2
+	fi
+	echo "${handled:-0} ${offered:-0}"
+}
+
+tcp_cell() { # ns dst dut-if peer-if mtu dir(-R or "")
+	local ns=$1 dst=$2 dif=$3 pif=$4 mtu=$5 dir=$6 r
+	ip link set "$dif" mtu "$mtu"
+	ip -n "$ns" link set "$pif" mtu "$mtu"
+	sleep 0.5
+	ip netns exec "$ns" iperf3 -s -D -1 -p 5301
+	sleep 0.5
+	r=$(timeout 30 iperf3 -c "$dst" -p 5301 -t "$SECS" $dir -J 2>/dev/null |
+	    python3 -c 'import json,sys
+try: print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6, 1))
+except Exception: print(0)')
+	echo "${r:-0}"
+}
+
+for round in $(seq "$ROUNDS"); do
+	for drv in $DRIVERS; do
+		log "round $round: $drv"
+		load_driver "$drv"
+		for size in $SIZES; do
+			for t in drop pass tx redirect-cpu; do
+				for mode in native skb; do
+					case $t in
+					redirect-cpu) args=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
+					*) args=("$t" -m "$mode" "$DUT") ;;
+					esac
+					read -r h o < <(xdp_cell "$size" "${args[@]}")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o}"
+				done
+			done
+		done
+		# ndo_xdp_xmit: traffic into the second NIC, redirected out of DUT
+		pg_start 64 "$DUT2_MAC"
+		sleep 1
+		xdp_run "$DUT2" redirect "$DUT2" "$DUT"
+		o=$(pg_stop)
+		h=$(xb_rate)
+		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0}}"
+		# skb TX: pktgen on the DUT itself
+		echo rem_device_all > /proc/net/pktgen/kpktgend_1
+		echo "add_device $DUT" > /proc/net/pktgen/kpktgend_1
+		pg "$DUT" "count 0"; pg "$DUT" "delay 0"; pg "$DUT" "clone_skb 1000"
+		pg "$DUT" "burst 32"; pg "$DUT" "pkt_size 60"
+		pg "$DUT" "dst 10.99.0.2"
+		pg "$DUT" "dst_mac $(ip netns exec hpeer cat /sys/class/net/gen/address)"
+		echo start > /proc/net/pktgen/pgctrl &
+		sleep "$SECS"
+		echo stop > /proc/net/pktgen/pgctrl
+		wait
+		h=$(sed -n 's/^ *\([0-9]*\)pps.*/\1/p' "/proc/net/pktgen/$DUT" | head -n1)
+		echo rem_device_all > /proc/net/pktgen/kpktgend_1
+		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"skb_tx\",\"mode\":\"-\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":0}"
+		if [ "$TCP" = 1 ]; then
+			for mtu in $MTUS; do
+				for dir in tx rx; do
+					d=""; [ $dir = rx ] && d=-R
+					m=$(tcp_cell hpeer 10.99.0.2 "$DUT" gen "$mtu" "$d")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"tcp_$dir\",\"mode\":\"hub\",\"size\":$mtu,\"mbit\":$m}"
+					m=$(tcp_cell peer 10.98.0.2 "$TDUT" tpeer "$mtu" "$d")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"tcp_$dir\",\"mode\":\"tap\",\"size\":$mtu,\"mbit\":$m}"
+				done
+			done
+			ip link set "$DUT" mtu 1500
+			ip -n hpeer link set gen mtu 1500
+		fi
+		unload_driver "$drv"
+	done
+done
+if dmesg | grep -qE "WARNING:|BUG:|Oops"; then
+	log "kernel warnings during the benchmark:"
+	dmesg | grep -E -A5 "WARNING:|BUG:|Oops" >&2
+fi
+log "done"
