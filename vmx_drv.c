@@ -692,8 +692,12 @@ static int vmx_up(struct vmx_priv *vp)
 	return 0;
 }
 
-/* Stop the device and reclaim every buffer. Called under rtnl. */
-static void vmx_down(struct vmx_priv *vp)
+/*
+ * Stop the device and reclaim every buffer. Called under rtnl. A restart
+ * (@closing false) keeps the carrier: the link did not change, and a
+ * carrier flap would restart IPv6 DAD and routing for nothing.
+ */
+static void vmx_down(struct vmx_priv *vp, bool closing)
 {
 	struct vmx_qset *qs = &vp->qs;
 	u32 q;
@@ -710,7 +714,8 @@ static void vmx_down(struct vmx_priv *vp)
 	vmx_sync_irqs(vp);
 
 	netif_tx_disable(vp->netdev);
-	netif_carrier_off(vp->netdev);
+	if (closing)
+		netif_carrier_off(vp->netdev);
 	for (q = 0; q < qs->nq; q++) {
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_RX, NULL);
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, NULL);
@@ -840,7 +845,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 				   "cannot allocate the new rings, configuration unchanged");
 		return err;
 	}
-	vmx_down(vp);
+	vmx_down(vp, false);
 	err = vmx_set_real_queues(vp, next.nq);
 	if (!err) {
 		vmx_qset_publish(vp, &next);
@@ -902,7 +907,7 @@ static int vmx_stop(struct net_device *nd)
 	struct vmx_qset gone, keep;
 
 	cancel_work_sync(&vp->event_work);
-	vmx_down(vp);
+	vmx_down(vp, true);
 	vmx_free_irqs(vp);
 	gone = vp->qs;
 	keep = gone;
@@ -920,7 +925,7 @@ static int vmx_restart(struct vmx_priv *vp)
 
 	if (!netif_running(vp->netdev))
 		return 0;
-	vmx_down(vp);
+	vmx_down(vp, false);
 	err = vmx_up(vp);
 	if (err)
 		netdev_err(vp->netdev, "restart failed: %d\n", err);
@@ -1251,6 +1256,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 #ifdef VMX_HAVE_QSTATS
 	nd->stat_ops = &vmx_stat_ops;
 #endif
+	nd->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 	nd->watchdog_timeo = 5 * HZ;
 	nd->min_mtu = VMX_MIN_MTU;
 	nd->max_mtu = vp->max_mtu;
@@ -1312,7 +1318,7 @@ static void vmx_shutdown(struct pci_dev *pdev)
 	rtnl_lock();
 	netif_device_detach(vp->netdev);
 	if (netif_running(vp->netdev))
-		vmx_down(vp);
+		vmx_down(vp, true);
 	rtnl_unlock();
 }
 
