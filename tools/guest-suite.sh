@@ -64,4 +64,6 @@ for t in "$@"; do
 	cleanup_between
 done
 dmesg > "$OUT/dmesg.txt" 2>&1
+# Which interrupt mode (MSI-X, MSI, IO-APIC INTx) the NICs ended up with.
+cat /proc/interrupts > "$OUT/interrupts.txt" 2>&1
 exit 0

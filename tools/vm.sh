@@ -27,6 +27,9 @@
 #   --qemu ARGS     extra QEMU arguments (word-split), placed before the NICs,
 #                   e.g. --qemu "-device intel-iommu".
 #   --smp N         vCPUs (default 2).   --mem MB   memory (default 2048).
+#   --tcg-thread single|multi
+#                   TCG threading (default multi, or $VMX_TCG_THREAD); single
+#                   runs all vCPUs in one host thread.
 #   --timeout S     kill QEMU after S seconds and fail (default 900).
 #   --log FILE      write the guest console to FILE (truncated first).
 #   --quiet         do not copy the console to stdout (only to --log).
@@ -74,6 +77,7 @@ MONITOR=
 APPEND=
 QEMU_EXTRA=()
 SMP=2
+TCG_THREAD=${VMX_TCG_THREAD:-multi}
 MEM=2048
 TIMEOUT=900
 LOG=
@@ -103,6 +107,8 @@ while [ $# -gt 0 ]; do
 		QEMU_EXTRA+=($2); shift ;;
 	--smp) [ $# -ge 2 ] || die "--smp needs a value"; SMP=$2; shift ;;
 	--mem) [ $# -ge 2 ] || die "--mem needs a value"; MEM=$2; shift ;;
+	--tcg-thread) [ $# -ge 2 ] || die "--tcg-thread needs single|multi"
+		TCG_THREAD=$2; shift ;;
 	--timeout) [ $# -ge 2 ] || die "--timeout needs a value"; TIMEOUT=$2; shift ;;
 	--log) [ $# -ge 2 ] || die "--log needs a file"; LOG=$2; shift ;;
 	--quiet) QUIET=1 ;;
@@ -121,6 +127,7 @@ done
 [[ "$SMP" =~ ^[0-9]+$ ]] || die "--smp: not a number: $SMP"
 [[ "$MEM" =~ ^[0-9]+$ ]] || die "--mem: not a number: $MEM"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "--timeout: not a number: $TIMEOUT"
+case "$TCG_THREAD" in single|multi) ;; *) die "--tcg-thread: single or multi, not '$TCG_THREAD'" ;; esac
 [ $TAP = 1 ] || [ ${#NICS[@]} -gt 0 ] || NICS=(vmxnet3 virtio)
 if [ ${#CMD[@]} -eq 0 ] && ! [ -t 0 ]; then
 	die "no command given and stdin is not a terminal"
@@ -205,6 +212,10 @@ mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
 mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
 hostname vmx-guest
 ip link set lo up
+# Keep netstamp_needed_key enabled for the guest's life: every ping and
+# tcpdump would otherwise flip it, and each flip patches kernel text with
+# int3, which multi-threaded TCG races with ("Oops: int3" seen here).
+ping -q -i 100000 127.0.0.1 >/dev/null 2>&1 &
 cd "$VMX_GUEST_PROJ" || cd /
 echo "vm: kernel $(uname -r), command starting" >/dev/kmsg
 if [ -s /run/vmx/cmd ]; then
@@ -308,7 +319,7 @@ else
 fi
 
 # ---------------------------------------------------------------- qemu
-ACCEL=(-accel tcg,thread=multi -cpu max)
+ACCEL=(-accel "tcg,thread=$TCG_THREAD" -cpu max)
 MACHINE=q35
 if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
 	ACCEL=(-accel kvm -cpu host)

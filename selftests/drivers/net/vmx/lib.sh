@@ -64,6 +64,15 @@ _vmx_done=0
 VMX_DMESG_BAD='WARNING:|BUG:|Oops|Call Trace|general protection fault|kernel BUG|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|NETDEV WATCHDOG|DMAR: .*[Ff]ault|DMAR: \[DMA|swiotlb buffer is full|page allocation failure|unreferenced object|blocked for more than|soft lockup|rcu.*detected stall|Bad page|skb_over_panic|skb_under_panic|dma_map.*fail|DMA-API'
 
 echo "TAP version 13"
+# Only inside a tools/vm.sh guest (it mounts /run/vmx): on a host these
+# tests would unload NIC drivers and move interfaces away. Nothing is
+# touched before this check.
+if [ "$(id -u)" != 0 ] || { [ ! -e /run/vmx/env ] && [ "${VMX_ALLOW_HOST:-0}" != 1 ]; }; then
+	echo "ok 1 $VMX_TEST # SKIP must run as root inside a tools/vm.sh guest"
+	echo "1..1"
+	rm -rf "$VMX_TMP"
+	exit $KSFT_SKIP
+fi
 echo "$_vmx_marker" >/dev/kmsg 2>/dev/null
 
 # ------------------------------------------------------------ TAP output
@@ -147,13 +156,16 @@ dut_module() {
 
 dut_loaded() { [ -d "/sys/module/$(dut_module)" ]; }
 
-# PCI addresses of all vmxnet3 devices (15ad:07b0).
+# PCI addresses of all vmxnet3 devices (15ad:07b0). The sysfs helpers avoid
+# forking: every process costs tens of milliseconds under TCG.
 vmxnet3_pci_devs() {
-	local d
+	local d v id
 	for d in /sys/bus/pci/devices/*; do
-		[ "$(cat "$d/vendor")" = 0x15ad ] &&
-			[ "$(cat "$d/device")" = 0x07b0 ] && basename "$d"
+		read -r v < "$d/vendor"
+		read -r id < "$d/device"
+		[ "$v" = 0x15ad ] && [ "$id" = 0x07b0 ] && echo "${d##*/}"
 	done
+	return 0
 }
 
 dut_load() {
@@ -190,26 +202,29 @@ dut_unload() {
 # Interfaces in this netns whose device is bound to driver $1.
 ifaces_by_driver() {
 	local n drv
-	for n in /sys/class/net/*; do
-		[ -e "$n/device/driver" ] || continue
-		drv=$(basename "$(readlink "$n/device/driver")")
-		[ "$drv" = "$1" ] && basename "$n"
+	for drv in /sys/bus/*/drivers/"$1"; do
+		[ -d "$drv" ] || continue
+		for n in /sys/class/net/*; do
+			[ "$n/device/driver" -ef "$drv" ] && echo "${n##*/}"
+		done
 	done
+	return 0
 }
 
 dut_ifaces() { ifaces_by_driver "$VMX_DRIVER_NAME"; }
 
 # wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
-	local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
+	local end=$(( ${EPOCHREALTIME/./} / 1000 + $1 * 1000 ))
 	shift
 	while ! "$@"; do
-		[ $(( $(date +%s%N) / 1000000 )) -lt $end ] || return 1
+		[ $(( ${EPOCHREALTIME/./} / 1000 )) -lt $end ] || return 1
 		sleep 0.1
 	done
 }
 
-_count_is() { [ "$("${@:2}" | wc -w)" -ge "$1" ]; }
+# _count_is N CMD...: CMD prints at least N words.
+_count_is() { local a; a=($("${@:2}")); [ ${#a[@]} -ge "$1" ]; }
 
 # Wait until every vmxnet3 PCI device has an interface bound to the DUT driver.
 wait_dut_ifaces() {
@@ -234,7 +249,7 @@ dut_up_driver() {
 pexec() { ip netns exec "$PEER_NS" "$@"; }
 
 carrier_of() { cat "/sys/class/net/$1/carrier" 2>/dev/null; }
-has_carrier() { [ "$(carrier_of "$1")" = 1 ]; }
+has_carrier() { local c=; read -r c < "/sys/class/net/$1/carrier" 2>/dev/null; [ "$c" = 1 ]; }
 peer_has_carrier() { [ "$(pexec cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
 
 # wait_carrier IF [TIMEOUT]: wait for carrier on IF (this netns).
@@ -259,7 +274,8 @@ peer_setup() {
 	ip link set "$PEER" netns "$PEER_NS" || return 1
 	wait_for 5 _peer_in_ns || return 1
 	pexec ip link set lo up
-	pexec sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	pexec sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+		net.ipv6.conf.all.keep_addr_on_down=1 net.ipv6.conf.default.keep_addr_on_down=1
 	pexec ip link set "$PEER" mtu 1500
 	pexec ip addr add "$PEER_IP/24" dev "$PEER"
 	pexec ip addr add "$PEER_IP6/64" dev "$PEER" nodad
@@ -283,7 +299,8 @@ dut_addr_setup() {
 # vmx_setup [--no-load]: peer netns + driver + addresses. On failure the
 # test bails out with one failed subtest.
 vmx_setup() {
-	sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+		net.ipv6.conf.all.keep_addr_on_down=1 net.ipv6.conf.default.keep_addr_on_down=1
 	peer_setup > "$VMX_TMP/setup.out" 2>&1 ||
 		{ diag <"$VMX_TMP/setup.out"; bail "peer setup failed" setup; }
 	if [ "${1:-}" != --no-load ]; then
@@ -295,10 +312,15 @@ vmx_setup() {
 	fi
 }
 
-# set_mtu_both MTU: set the MTU on DUT and PEER.
+# set_mtu_both MTU: set the MTU on DUT and PEER. Below 1280 the kernel
+# drops IPv6 from both; it is given back when the MTU allows.
 set_mtu_both() {
 	ip link set "$DUT" mtu "$1" || return 1
 	pexec ip link set "$PEER" mtu "$1" || return 1
+	if [ "$1" -ge 1280 ]; then
+		ip addr replace "$DUT_IP6/64" dev "$DUT" nodad
+		pexec ip addr replace "$PEER_IP6/64" dev "$PEER" nodad
+	fi
 	wait_carrier "$DUT" 10
 }
 
@@ -334,11 +356,14 @@ show_grep() {
 	printf '%s\n' "$o" | grep -q -E "$1"
 }
 
-# Background a process; it is killed by vmx_cleanup.
+# bg_start CMD...: run CMD in the background (output to a file in
+# $VMX_TMP), set BG_PID; vmx_cleanup kills what is left.
+# Use as: bg_start ping ...; flood=$BG_PID  (not in $(...): it would wait).
+BG_PID=
 bg_start() {
-	"$@" &
-	_vmx_bg+=($!)
-	echo $!
+	"$@" > "$VMX_TMP/bg.$#.$RANDOM.log" 2>&1 &
+	BG_PID=$!
+	_vmx_bg+=($BG_PID)
 }
 
 bg_stop() {
@@ -416,31 +441,23 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
-# udp_send [--ns NS] DST PORT COUNT [IFACE]: send COUNT small datagrams.
+# udp_send [--ns NS] DST PORT COUNT: send COUNT small datagrams to DST
+# (unicast or multicast, v4 or v6; routes decide the interface), 20 ms
+# apart. Plain bash /dev/udp: a Python start costs over a second under TCG.
 udp_send() {
 	local pre=()
 	if [ "$1" = --ns ]; then pre=(ip netns exec "$2"); shift 2; fi
-	"${pre[@]}" python3 - "$@" <<'EOF'
-import socket, sys, time
-dst, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-ifname = sys.argv[4] if len(sys.argv) > 4 else None
-fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
-s = socket.socket(fam, socket.SOCK_DGRAM)
-if fam == socket.AF_INET:
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
-if ifname:
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
-    if fam == socket.AF_INET6:
-        idx = socket.if_nametoindex(ifname)
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, idx)
-for i in range(count):
-    s.sendto(b"vmx-selftest %d" % i, (dst, port))
-    time.sleep(0.02)
-EOF
+	"${pre[@]}" bash -c '
+		for i in $(seq "$3"); do
+			echo "vmx-selftest $i" > "/dev/udp/$1/$2" || exit 1
+			sleep 0.02
+		done' udp_send "$1" "$2" "$3"
 }
 
 # Packet capture on an interface of this netns, without promiscuous mode
 # unless asked: cap_start [-P] IF FILTER... ; cap_stop prints the count.
+# $CAP_OPTS adds tcpdump options. --immediate-mode matters: with the default
+# TPACKET_V3 block timeout, packets of the last second are lost on SIGINT.
 cap_start() {
 	local p=-p
 	if [ "$1" = -P ]; then p=; shift; fi
@@ -448,7 +465,7 @@ cap_start() {
 	shift
 	rm -f "$VMX_TMP/cap.pcap" "$VMX_TMP/cap.err"
 	# shellcheck disable=SC2086
-	tcpdump $p ${CAP_OPTS:-} -n -U -Z root -i "$ifc" -w "$VMX_TMP/cap.pcap" "$@" \
+	tcpdump $p ${CAP_OPTS:-} --immediate-mode -n -U -Z root -i "$ifc" -w "$VMX_TMP/cap.pcap" "$@" \
 		2>"$VMX_TMP/cap.err" &
 	_cap_pid=$!
 	_vmx_bg+=($_cap_pid)
@@ -526,7 +543,3 @@ _vmx_on_exit() {
 trap _vmx_on_exit EXIT
 trap 'exit 1' INT TERM
 
-if [ "$(id -u)" != 0 ] || { [ ! -e /run/vmx/env ] && [ "${VMX_ALLOW_HOST:-0}" != 1 ]; }; then
-	skip "$VMX_TEST" "must run as root inside a tools/vm.sh guest"
-	vmx_done
-fi

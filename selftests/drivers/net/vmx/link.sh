@@ -48,7 +48,8 @@ down_silent() {
 check "no reply while down" down_silent
 check "ping after up" peer_ping -c 5 -i 0.05 "$DUT_IP"
 
-flood=$(bg_start ip netns exec "$PEER_NS" ping -q -i 0.005 -W 1 "$DUT_IP")
+bg_start ip netns exec "$PEER_NS" ping -q -i 0.005 -W 1 "$DUT_IP"
+flood=$BG_PID
 updown_traffic() {
 	local i
 	for i in $(seq 10); do

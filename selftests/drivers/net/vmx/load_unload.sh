@@ -65,7 +65,8 @@ loop() {
 
 check "load/unload x$N, interfaces up" loop idle_cycle
 
-flood=$(bg_start ip netns exec "$PEER_NS" ping -q -i 0.005 -W 1 "$DUT_IP")
+bg_start ip netns exec "$PEER_NS" ping -q -i 0.005 -W 1 "$DUT_IP"
+flood=$BG_PID
 check "load/unload x$N under ping traffic" loop traffic_cycle
 
 # sysfs unbind/bind of every device, under the same flood.

@@ -55,7 +55,13 @@ check_fails "multicast MAC refused" ip link set "$DUT" address 01:00:5e:00:00:01
 check_fails "all-zero MAC refused" ip link set "$DUT" address 00:00:00:00:00:00
 check "address unchanged after refusals" addr_is "$new2"
 
-check "restore original MAC" ip link set "$DUT" address "$orig"
+# Restore through down/up so that a failed live change above does not
+# cascade into the last checks.
+restore() {
+	ip link set "$DUT" down && ip link set "$DUT" address "$orig" &&
+		ip link set "$DUT" up && wait_carrier "$DUT" 10
+}
+check "restore original MAC (down, set, up)" restore
 check "peer reaches the original MAC" peer_sees "$orig"
 
 vmx_done

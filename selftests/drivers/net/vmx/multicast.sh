@@ -106,5 +106,11 @@ downup() { ip link set "$DUT" down && ip link set "$DUT" up && wait_carrier "$DU
 check "down/up" downup
 check "group still delivered after down/up" delivered 239.2.0.40 5003
 check "not joined still filtered after down/up" filtered 239.2.0.41 5003
+# Another filter update some time after the reset (IPv6/IGMP timers, a new
+# group) must keep the list.
+sleep 3
+check "join one more group after down/up" ip maddr add 01:00:5e:03:00:01 dev "$DUT"
+check "groups still delivered after the update" delivered 239.2.0.40 5003
+check "new group delivered" delivered 239.3.0.1 5004
 
 vmx_done

@@ -30,7 +30,8 @@ check "untagged ping still works" dut_ping -c 5 -i 0.05 "$PEER_IP"
 
 check "create VLAN 20 on both ends" vlan_pair 20
 check "VLAN 20 ping v4" dut_ping -c 5 -i 0.05 10.99.20.2
-flood=$(bg_start ip netns exec "$PEER_NS" ping -q -i 0.01 -W 1 10.99.10.1)
+bg_start ip netns exec "$PEER_NS" ping -q -i 0.01 -W 1 10.99.10.1
+flood=$BG_PID
 check "delete VLAN 20 on the DUT" ip link del vl20
 check "VLAN 20 gone: no reply" peer_no_reply -c 3 -i 0.2 10.99.20.1
 check "VLAN 10 still answers" peer_ping -c 5 -i 0.05 10.99.10.1

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Every frame to the stack. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+SEC("xdp")
+int xdp_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+char _license[] SEC("license") = "GPL";

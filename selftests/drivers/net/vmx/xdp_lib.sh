@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# xdp_lib.sh - XDP helpers for the vmx selftests. Source it after lib.sh.
+#
+# Programs live in progs/ (built by "make -C progs" when missing or stale).
+# The programs that bounce frames act only on IPv4/UDP to these ports
+# (progs/xdp_common.h); everything else goes to the stack:
+#   XDP_PORT_TX 7777 xdp_tx, XDP_PORT_GROW 7778 / XDP_PORT_SHRINK 7779
+#   xdp_adjust_head and xdp_adjust_tail, XDP_PORT_REDIRECT 7780
+#   xdp_redirect_devmap, XDP_PORT_XSK 7781 xdp_redirect_xsk.
+# xdp_pkt.py (run in the peer netns) sends known frames and checks what
+# comes back byte for byte; pp_check.py looks for leaked page_pool pages.
+
+XDP_PROGS=$VMX_LIB_DIR/progs
+XDP_PKT=$VMX_LIB_DIR/xdp_pkt.py
+XDP_PP_CHECK=$VMX_LIB_DIR/pp_check.py
+XDP_PORT_TX=7777
+XDP_PORT_GROW=7778
+XDP_PORT_SHRINK=7779
+XDP_PORT_REDIRECT=7780
+XDP_PORT_XSK=7781
+# Kernel log lines that fail a test besides lib.sh's VMX_DMESG_BAD.
+XDP_DMESG_BAD='page_pool.*(stalled|inflight|leak)|pool shutdown|xdp.*(warn|fail)'
+
+# xdp_build: build the programs and xsk_rx if missing or stale.
+xdp_build() {
+	command -v clang >/dev/null || { echo "clang not installed"; return 1; }
+	make -s -C "$XDP_PROGS" 2>&1
+}
+
+xdp_obj() { echo "$XDP_PROGS/$1.o"; }
+
+# xdp_attach IF PROG [SEC]: attach progs/PROG.o in driver mode (fails if a
+# program is already attached); xdp_replace: the same with -force.
+xdp_attach() { ip link set dev "$1" xdpdrv obj "$(xdp_obj "$2")" sec "${3:-xdp}"; }
+xdp_replace() { ip -force link set dev "$1" xdpdrv obj "$(xdp_obj "$2")" sec "${3:-xdp}"; }
+xdp_detach() { ip link set dev "$1" xdpdrv off; }
+
+# xdp_state IF: "MODE ID NAME" of the attached program, "none 0 -" if none.
+# MODE: drv (native), skb (generic), hw, multi (from "ip -d link show").
+xdp_state() {
+	ip -d link show dev "$1" | awk '
+		NR == 1 { m = "none"
+			  if ($0 ~ / xdp /) m = "drv"
+			  else if ($0 ~ / xdpgeneric /) m = "skb"
+			  else if ($0 ~ / xdpoffload /) m = "hw"
+			  else if ($0 ~ / xdpmulti /) m = "multi" }
+		$1 ~ /^prog\/xdp/ && !id { for (i = 2; i < NF; i++) {
+			if ($i == "id") id = $(i + 1)
+			if ($i == "name") nm = $(i + 1) } }
+		END { print m, (id ? id : 0), (nm ? nm : "-") }'
+}
+
+# xdp_prog_id IF: id of the attached program, 0 if none.
+xdp_prog_id() { xdp_state "$1" | awk '{print $2}'; }
+
+# xdp_native IF [NAME]: a program (named NAME) is attached in driver mode;
+# shows the lines of "ip -d link" that say so.
+xdp_native() {
+	local st
+	ip -d link show dev "$1" | grep -E "^[0-9]+:|prog/xdp" | sed 's/ *link\/ether.*//'
+	read -r -a st <<<"$(xdp_state "$1")"
+	[ "${st[0]}" = drv ] || { echo "XDP mode is '${st[0]}', want drv (native)"; return 1; }
+	ip link show dev "$1" | head -n1 | grep -q " xdp " ||
+		{ echo "ip link does not show 'xdp' (native) on $1"; return 1; }
+	# the kernel keeps 15 characters of a program name
+	[ -z "${2:-}" ] || [ "${st[2]}" = "${2:0:15}" ] ||
+		{ echo "attached program is ${st[2]}, want $2"; return 1; }
+}
+
+# xdp_none IF: no program attached.
+xdp_none() {
+	local st
+	read -r -a st <<<"$(xdp_state "$1")"
+	echo "XDP on $1: ${st[*]}"
+	[ "${st[0]}" = none ]
+}
+
+# estat IF REGEX: sum of the ethtool -S counters whose whole name matches
+# REGEX (e.g. 'rx[0-9]+_xdp_drop'); 0 when none matches.
+estat() {
+	ethtool -S "$1" | awk -v re="^($2)$" '
+		{ n = $1; sub(":$", "", n) } n ~ re { s += $2 } END { printf "%d\n", s }'
+}
+
+# link_stat IF FIELD (this netns) / peer_link_stat FIELD: rtnl counters.
+link_stat() { stat_of "$1" "$2"; }
+peer_link_stat() { pexec cat "/sys/class/net/$PEER/statistics/$1"; }
+
+# Program statistics (kernel.bpf_stats_enabled=1, set by xdp_setup).
+prog_run_cnt() {
+	bpftool prog show id "$1" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "run_cnt") { print $(i + 1); f = 1 } }
+		     END { if (!f) print 0 }'
+}
+
+# prog_map_id PROG_ID [TYPE]: id of the program's first map (of TYPE).
+prog_map_id() {
+	local m
+	for m in $(bpftool prog show id "$1" -j | python3 -c '
+import json,sys; print(" ".join(str(i) for i in json.load(sys.stdin).get("map_ids", [])))'); do
+		if [ -z "${2:-}" ] || bpftool map show id "$m" -j |
+			python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["type"] != sys.argv[1])' "$2"; then
+			echo "$m"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# u32_le N: the four bytes of N for bpftool's key/value arguments.
+u32_le() { printf '%d %d %d %d' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+
+mac_of() { cat "/sys/class/net/$1/address"; }
+peer_mac() { pexec cat "/sys/class/net/$PEER/address"; }
+
+# peer_bounce PORT COUNT MODE [DSTMAC]: the peer sends COUNT frames to
+# DUT_IP:PORT (to DSTMAC, default the DUT's MAC) and checks what comes
+# back for MODE (see xdp_pkt.py). XDP_SIZES=N,N,... sets the frame sizes.
+peer_bounce() {
+	pexec env PEER_IP="$PEER_IP" python3 "$XDP_PKT" bounce "$PEER" \
+		"${4:-$(mac_of "$DUT")}" "$DUT_IP" "$1" "$2" "$3" --timeout "${XDP_BOUNCE_TIMEOUT:-5}" \
+		${XDP_SIZES:+--sizes "$XDP_SIZES"}
+}
+
+# peer_send PORT COUNT [SAVEFILE]: send only.
+peer_send() {
+	pexec env PEER_IP="$PEER_IP" python3 "$XDP_PKT" send "$PEER" \
+		"$(mac_of "$DUT")" "$DUT_IP" "$1" "$2" ${3:+--save "$3"}
+}
+
+# ------------------------------------------------------------ pktgen
+# pktgen runs in the peer netns and sends 60-byte UDP frames to the DUT.
+
+_pg() { pexec sh -c "echo '$2' > /proc/net/pktgen/$1"; }
+
+# pktgen_setup DSTMAC [COUNT] [SIZE] [UDP_DST_PORT]
+pktgen_setup() {
+	local t
+	modprobe pktgen || return 1
+	for t in $(pexec sh -c 'ls /proc/net/pktgen' | grep kpktgend_); do
+		_pg "$t" rem_device_all || return 1
+	done
+	_pg kpktgend_0 "add_device $PEER" || return 1
+	_pg "$PEER" "count ${2:-2000000}" &&
+	_pg "$PEER" "pkt_size ${3:-60}" &&
+	_pg "$PEER" "delay 0" &&
+	_pg "$PEER" "clone_skb 0" &&
+	_pg "$PEER" "burst 8" &&
+	_pg "$PEER" "dst $DUT_IP" &&
+	_pg "$PEER" "udp_dst_min ${4:-9}" &&
+	_pg "$PEER" "udp_dst_max ${4:-9}" &&
+	_pg "$PEER" "dst_mac $1"
+}
+
+# pktgen_start: start in the background; pktgen_stop: stop and wait.
+pktgen_start() {
+	pexec sh -c 'echo start > /proc/net/pktgen/pgctrl' &
+	_pg_pid=$!
+	_vmx_bg+=($_pg_pid)
+}
+
+pktgen_stop() {
+	_pg pgctrl stop
+	wait "$_pg_pid" 2>/dev/null
+}
+
+# pktgen_sent: frames sent by the last run.
+pktgen_sent() { pexec awk '/pkts-sofar:/ {print $2}' "/proc/net/pktgen/$PEER"; }
+
+# ------------------------------------------------------------ counters
+
+# snap IF: "name value" per ethtool -S counter of IF (this netns), plus
+# the rtnl counters as link_<name>.
+snap() {
+	local f
+	ethtool -S "$1" | awk -F': *' 'NR > 1 { gsub(/^ +/, "", $1); print $1, $2 }'
+	for f in rx_packets rx_missed_errors rx_dropped tx_packets tx_dropped; do
+		echo "link_$f $(cat "/sys/class/net/$1/statistics/$f")"
+	done
+}
+peer_snap() {
+	local f
+	for f in rx_packets rx_dropped rx_missed_errors tx_packets; do
+		echo "link_$f $(peer_link_stat $f)"
+	done
+}
+
+# sdelta BEFORE AFTER REGEX: summed change of the counters named REGEX.
+sdelta() {
+	awk -v re="^($3)$" 'FNR == NR { b[$1] = $2; next }
+		$1 ~ re { s += $2 - b[$1] } END { printf "%d\n", s }' "$1" "$2"
+}
+
+# near A B PCT [SLACK]: |A - B| <= B * PCT / 100 + SLACK
+near() {
+	local d=$(($1 - $2))
+	[ $d -lt 0 ] && d=$((-d))
+	[ $((d * 100)) -le $(($2 * $3 + ${4:-0} * 100)) ]
+}
+
+# ------------------------------------------------------------ xdp-bench
+
+_bench_mode() { [ "$(xdp_state "$DUT" | cut -d' ' -f1)" = "$1" ]; }
+
+# bench_run SECS MODE ARGS...: "xdp-bench ARGS -i 1" on $DUT; once its
+# program shows up in MODE (drv|skb), pktgen (see pktgen_setup) sends for
+# SECS seconds; then xdp-bench gets SIGINT and must detach. Leaves counter
+# snapshots in $BENCH.{dut,dut2,peer}{0,1}, the frames sent in BENCH_SENT
+# and xdp-bench's output in $BENCH.out.
+BENCH=
+BENCH_SENT=0
+bench_run() {
+	local secs=$1 mode=$2 pid rc
+	shift 2
+	BENCH=$VMX_TMP/bench
+	rm -f "$BENCH".*
+	timeout -s INT 120 xdp-bench "$@" -i 1 >"$BENCH.out" 2>&1 &
+	pid=$!
+	if ! wait_for 20 _bench_mode "$mode"; then
+		kill -INT "$pid" 2>/dev/null; wait "$pid"
+		cat "$BENCH.out"
+		echo "xdp-bench $* did not attach in $mode mode ($(xdp_state "$DUT"))"
+		return 1
+	fi
+	snap "$DUT" >"$BENCH.dut0"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut20"
+	peer_snap >"$BENCH.peer0"
+	pktgen_start
+	sleep "$secs"
+	pktgen_stop
+	sleep 1
+	snap "$DUT" >"$BENCH.dut1"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut21"
+	peer_snap >"$BENCH.peer1"
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	BENCH_SENT=$(pktgen_sent)
+	grep -v '^ *$' "$BENCH.out"
+	echo "xdp-bench exit status $rc; pktgen sent $BENCH_SENT frames in ${secs}s"
+	if ! xdp_none "$DUT" >/dev/null; then
+		echo "xdp-bench left a program attached: $(xdp_state "$DUT")"
+		xdp_detach "$DUT"
+		return 1
+	fi
+	[ "$BENCH_SENT" -gt 0 ] || { echo "pktgen sent nothing"; return 1; }
+}
+
+# bench_rate UNIT: highest "N UNIT" rate xdp-bench printed (e.g. rx/s).
+bench_rate() {
+	grep -oE "[0-9][0-9,.]* $1" "$BENCH.out" | tr -d , | awk '{print int($1)}' |
+		sort -n | tail -n1 | grep . || echo 0
+}
+
+# bd REGEX / bd2 REGEX / bp REGEX: counter change on DUT, DUT2, peer
+# during the last bench_run.
+bd() { sdelta "$BENCH.dut0" "$BENCH.dut1" "$1"; }
+bd2() { sdelta "$BENCH.dut20" "$BENCH.dut21" "$1"; }
+bp() { sdelta "$BENCH.peer0" "$BENCH.peer1" "$1"; }
+
+# acct SEEN: frames the driver saw (SEEN) plus the device's no-buffer
+# drops account for what pktgen sent in the last bench_run (1% + 50).
+acct() {
+	local nobuf
+	nobuf=$(bd dev_rx_nobuf)
+	echo "pktgen sent $BENCH_SENT = $1 seen + $nobuf no-buffer drops ($(($1 + nobuf)))?"
+	near $(($1 + nobuf)) "$BENCH_SENT" 1 50
+}
+
+# rate_ok UNIT: xdp-bench reported a nonzero UNIT rate (rx/s, drop/s...).
+rate_ok() {
+	local r
+	r=$(bench_rate "$1")
+	echo "xdp-bench peak rate: $r $1"
+	[ "$r" -gt 0 ]
+}
+
+# ------------------------------------------------------------ CPU 0 only
+# Under QEMU TCG (multi-threaded) with 2 vCPUs, switching XDP programs at
+# a high rate while another vCPU runs XDP ends in "Oops: int3" at
+# bpf_dispatcher_xdp_func: the kernel retargets the XDP dispatcher's
+# static call with int3-based text patching (text_poke_bp), and a vCPU
+# still executes the transient int3 after the patch completed. It is not
+# the driver: the in-tree vmxnet3 driver with generic XDP oopses the same
+# way. Tests that churn programs under traffic therefore keep the NIC
+# interrupts (so NAPI and XDP) and the churning process on CPU 0.
+
+# pin_irqs_cpu0: every NIC interrupt (vmx and virtio) to CPU 0.
+_irq_saved=()
+pin_irqs_cpu0() {
+	local i
+	for i in $(awk -F: '/eth|virtio/ { gsub(/ /, "", $1); print $1 }' /proc/interrupts); do
+		_irq_saved+=("$i:$(cat "/proc/irq/$i/smp_affinity" 2>/dev/null)")
+		{ echo 1 >"/proc/irq/$i/smp_affinity"; } 2>/dev/null
+	done
+}
+irqs_restore() {
+	local e
+	for e in "${_irq_saved[@]}"; do
+		{ echo "${e#*:}" >"/proc/irq/${e%%:*}/smp_affinity"; } 2>/dev/null
+	done
+	_irq_saved=()
+}
+
+# ------------------------------------------------------------ page_pool
+
+# pp_settled [S]: no destroyed page_pool still holds pages after S seconds.
+pp_settled() { python3 "$XDP_PP_CHECK" settled "${1:-10}"; }
+
+# check_pp_settled NAME [S]: subtest NAME = pp_settled S, skipped when the
+# kernel has no page-pool netlink (before 6.8: then only the kernel log's
+# "stalled pool shutdown" warning, 60 s later, would tell).
+check_pp_settled() {
+	if python3 "$XDP_PP_CHECK" list >/dev/null 2>&1; then
+		check "$1" pp_settled "${2:-10}"
+	else
+		skip "$1" "no page-pool netlink in kernel $(uname -r)"
+	fi
+}
+
+# dmesg_xdp_clean: nothing XDP/page_pool related went wrong in the log.
+dmesg_xdp_clean() {
+	local bad
+	bad=$(dmesg_since_start | grep -E -i "$XDP_DMESG_BAD")
+	[ -z "$bad" ] && { echo "no page_pool/XDP warnings in the kernel log"; return 0; }
+	echo "$bad" | head -n 20
+	return 1
+}
+
+# VMX_XDP_TIMING=1: every check reports how long it took.
+if [ "${VMX_XDP_TIMING:-0}" = 1 ]; then
+	eval "_lib_$(declare -f check)"
+	check() {
+		local t rc
+		t=$(date +%s%N)
+		_lib_check "$@"
+		rc=$?
+		log "took $(( ($(date +%s%N) - t) / 1000000 )) ms"
+		return $rc
+	}
+fi
+
+# xdp_setup: build the programs, then the usual vmx_setup; bails out when
+# the programs cannot be built.
+xdp_setup() {
+	xdp_build > "$VMX_TMP/build.out" 2>&1 ||
+		{ diag <"$VMX_TMP/build.out"; bail "cannot build the XDP programs in $XDP_PROGS" build; }
+	sysctl -qw kernel.bpf_stats_enabled=1
+	vmx_setup "$@"
+}

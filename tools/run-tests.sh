@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# run-tests.sh - the vmx test suite: setup, build, then one QEMU guest per
+# group of tests, one guest at a time; TAP collected under results/.
+#
+# Usage:
+#   tools/run-tests.sh [GROUP...]        run these groups (default: all)
+#   tools/run-tests.sh --list            list groups and their tests
+#   tools/run-tests.sh -h | --help
+#
+# Groups (kernel, guest configuration):
+#   core      6.12, NICs vmxnet3 vmxnet3 virtio on a hub: all core tests
+#   core61    6.1,  same NICs: the core tests but mac, multicast, promisc
+#   swiotlb   6.12, swiotlb=force (every DMA mapping bounced)
+#   iommu     6.12, intel-iommu, intel_iommu=on iommu.strict=1
+#   intx      6.12, pci=nomsi (legacy INTx interrupts)
+#   tap       6.12, vmxnet3 + virtio through vnet_hdr taps on a bridge in a
+#             private host netns (large frames, TSO from the peer, LRO)
+#
+# Environment:
+#   VMX_DRIVER=vmx|vmxnet3  driver under test (default vmx). vmxnet3 runs the
+#                     suite against the in-tree driver, for reference; the
+#                     build is skipped then.
+#   TESTS="a.sh b.sh" run only these tests (in the selected groups).
+#   SKIP_SETUP=1      do not run tools/setup.sh.
+#   SKIP_BUILD=1      do not run make.
+#   RESULTS=DIR       results directory (default results/<date-time>).
+#   VERBOSE=1         copy every guest console to stdout.
+#   VMX_TCG_THREAD=single|multi  TCG threading of the guests (default here:
+#                     single; multi-threaded TCG can race with the kernel's
+#                     int3 text patching: static keys, BPF dispatcher).
+#   VMX_*             passed on into the guests (see lib.sh).
+#
+# Results: RESULTS/<group>/console.log (guest console), <test>.log (TAP),
+# <test>.rc ("exit-status seconds"), guest-info.txt, dmesg.txt; results/latest
+# points to the newest run. Subtests are counted: every "ok"/"not ok" line of
+# every test; a test that crashed, timed out, exited non-zero without a
+# failing subtest, or never ran (guest crash, missing kernel, failed build)
+# adds one failure. The last line is "N passed, N failed, N skipped"; the
+# exit status is 0 only when nothing failed.
+#
+# Examples:
+#   VMX_DRIVER=vmxnet3 tools/run-tests.sh core
+#   TESTS="ping.sh tcp.sh" tools/run-tests.sh core core61
+set -u
+
+TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PROJ=$(cd "$TOOLS_DIR/.." && pwd)
+TESTDIR=selftests/drivers/net/vmx
+export VMX_DRIVER=${VMX_DRIVER:-vmx}
+export VMX_TCG_THREAD=${VMX_TCG_THREAD:-single}
+
+CORE_TESTS="load_unload.sh link.sh ping.sh tcp.sh udp.sh vlan.sh mac.sh
+	multicast.sh promisc.sh mtu.sh refuse.sh ethtool.sh offloads.sh"
+# DMA-mapping checks: the data paths and the setup/teardown paths.
+DMA_TESTS="ping.sh tcp.sh udp.sh mtu.sh load_unload.sh"
+DMA_ENV="VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000"
+HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
+
+# Per group: kernel, vm.sh options, tests, and ";"-separated VAR=VALUE
+# settings passed into the guest.
+ALL_GROUPS=(core core61 swiotlb iommu intx tap)
+declare -A G_KERNEL G_OPTS G_TESTS G_ENV
+G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
+# On 6.1 the compat layer is what differs: probe/remove, data path, ethtool
+# and feature ops, MTU/reset paths. The RX-filter tests (mac, multicast,
+# promisc) run the same driver code as on 6.12 and stay in core.
+G_KERNEL[core61]=6.1;   G_OPTS[core61]=$HUB3
+G_TESTS[core61]="load_unload.sh link.sh ping.sh tcp.sh udp.sh vlan.sh mtu.sh
+	refuse.sh ethtool.sh offloads.sh"
+G_ENV[core61]="VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
+G_KERNEL[swiotlb]=6.12; G_OPTS[swiotlb]="$HUB3 --append swiotlb=force"
+G_TESTS[swiotlb]=$DMA_TESTS; G_ENV[swiotlb]=$DMA_ENV
+G_KERNEL[iommu]=6.12;   G_OPTS[iommu]="$HUB3 --iommu"
+G_TESTS[iommu]=$DMA_TESTS;   G_ENV[iommu]=$DMA_ENV
+G_KERNEL[intx]=6.12;    G_OPTS[intx]="$HUB3 --append pci=nomsi"
+G_TESTS[intx]="ping.sh tcp.sh udp.sh link.sh load_unload.sh"
+G_ENV[intx]="VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000;VMX_LINK_LOOPS=10"
+G_KERNEL[tap]=6.12;     G_OPTS[tap]="--tap"
+G_TESTS[tap]="lro.sh tcp.sh ping.sh"
+
+usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+list_groups() {
+	local g
+	for g in "${ALL_GROUPS[@]}"; do
+		printf '%-8s kernel %-5s %s\n         tests: %s\n' "$g" "${G_KERNEL[$g]}" \
+			"${G_OPTS[$g]}" "$(echo ${G_TESTS[$g]})"
+		[ -z "${G_ENV[$g]:-}" ] || printf '         env: %s\n' "${G_ENV[$g]}"
+	done
+}
+
+SEL=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) usage; exit 0 ;;
+	--list) list_groups; exit 0 ;;
+	-*) echo "run-tests: unknown option $1" >&2; exit 2 ;;
+	*)
+		[ -n "${G_KERNEL[$1]+x}" ] ||
+			{ echo "run-tests: unknown group '$1' (have: ${ALL_GROUPS[*]})" >&2; exit 2; }
+		SEL+=("$1") ;;
+	esac
+	shift
+done
+[ ${#SEL[@]} -gt 0 ] || SEL=("${ALL_GROUPS[@]}")
+
+# Tests of a group after the TESTS filter.
+group_tests() {
+	local t out=()
+	for t in ${G_TESTS[$1]}; do
+		if [ -n "${TESTS:-}" ]; then
+			case " $(echo $TESTS) " in
+			*" $t "*|*" ${t%.sh} "*) ;;
+			*) continue ;;
+			esac
+		fi
+		out+=("$t")
+	done
+	echo "${out[@]}"
+}
+
+# Test timeout from its "# vmx-timeout: N" line (same rule as guest-suite.sh).
+test_timeout() {
+	local t
+	t=$(sed -n 's/^# vmx-timeout: *\([0-9][0-9]*\).*/\1/p' "$PROJ/$TESTDIR/$1" 2>/dev/null | head -n1)
+	echo "${t:-${VMX_TEST_TIMEOUT:-300}}"
+}
+
+RUN_ID=$(date +%Y%m%d-%H%M%S)
+RESULTS=${RESULTS:-$PROJ/results/$RUN_ID}
+mkdir -p "$RESULTS" || exit 2
+RESULTS=$(cd "$RESULTS" && pwd)
+[ -e "$PROJ/results/.gitignore" ] || { mkdir -p "$PROJ/results"; echo '*' > "$PROJ/results/.gitignore"; }
+case "$RESULTS" in
+"$PROJ"/results/*) ln -sfn "$RESULTS" "$PROJ/results/latest" ;;
+"$PROJ"/*) ;;
+*) echo "run-tests: RESULTS must be inside $PROJ (the guest writes there)" >&2; exit 2 ;;
+esac
+
+PASS=0
+FAIL=0
+SKIP=0
+SUMMARY=()
+t_start=$(date +%s)
+
+say() { echo "run-tests: $*"; }
+
+# Count every selected test of the listed groups as one failure (never run).
+fail_groups() {
+	local why=$1 g t
+	shift
+	for g in "$@"; do
+		for t in $(group_tests "$g"); do
+			FAIL=$((FAIL + 1))
+			SUMMARY+=("FAIL  $g/$t: not run ($why)")
+		done
+	done
+}
+
+# ------------------------------------------------------------ setup, build
+if [ "${SKIP_SETUP:-0}" != 1 ]; then
+	say "setup (tools/setup.sh)"
+	if ! "$TOOLS_DIR/setup.sh" > "$RESULTS/setup.log" 2>&1; then
+		tail -n 20 "$RESULTS/setup.log"
+		say "SETUP FAILED (log: $RESULTS/setup.log)"
+		fail_groups "setup failed" "${SEL[@]}"
+		SKIP_BUILD=1 SEL=()
+	fi
+fi
+
+if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
+	if grep -qsE '^all-kernels[[:space:]]*:' "$PROJ/Makefile"; then
+		target=all-kernels
+	else
+		target=
+	fi
+	say "build (make $target)"
+	if ! make -C "$PROJ" $target > "$RESULTS/build.log" 2>&1; then
+		tail -n 30 "$RESULTS/build.log"
+		say "BUILD FAILED (log: $RESULTS/build.log)"
+		fail_groups "build failed" "${SEL[@]}"
+		SEL=()
+	fi
+fi
+
+# ------------------------------------------------------------ groups
+# parse_test GROUP TEST: add the test's subtests to the totals.
+parse_test() {
+	local g=$1 t=$2 name=${2%.sh} dir=$RESULTS/$1 log rcf rc secs p f s extra=
+	log=$dir/$name.log
+	rcf=$dir/$name.rc
+	p=0 f=0 s=0
+	if [ -f "$log" ]; then
+		p=$(grep -cE '^ok [0-9]+' "$log" | head -n1)
+		s=$(grep -cE '^ok [0-9]+.*# *SKIP' "$log" | head -n1)
+		p=$((p - s))
+		f=$(grep -cE '^not ok [0-9]+' "$log" | head -n1)
+	fi
+	if [ ! -f "$rcf" ]; then
+		if [ -f "$log" ]; then extra="did not finish (guest crash or timeout)"
+		else extra="not run (guest crash or timeout)"; fi
+		rc=- secs=-
+	else
+		read -r rc secs < "$rcf"
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			extra="timed out"
+		elif [ "$rc" = 4 ] && [ $f = 0 ]; then
+			[ $((p + s)) -gt 0 ] || s=1
+		elif [ "$rc" != 0 ] && [ $f = 0 ]; then
+			extra="exit status $rc without a failing subtest"
+		elif [ "$rc" = 0 ] && [ $((p + s + f)) = 0 ]; then
+			extra="no TAP output"
+		fi
+	fi
+	[ -z "$extra" ] || f=$((f + 1))
+	PASS=$((PASS + p)); FAIL=$((FAIL + f)); SKIP=$((SKIP + s))
+	local verdict=PASS
+	[ $f -eq 0 ] || verdict=FAIL
+	[ $f -ne 0 ] || [ $p -ne 0 ] || [ $s -eq 0 ] || verdict=SKIP
+	SUMMARY+=("$(printf '%-5s %s/%s: %d passed, %d failed, %d skipped (%ss)%s' \
+		"$verdict" "$g" "$name" "$p" "$f" "$s" "$secs" "${extra:+ - $extra}")")
+	if [ -f "$log" ]; then
+		while IFS= read -r l; do
+			SUMMARY+=("        $l")
+		done < <(grep -E '^not ok [0-9]+' "$log")
+	fi
+}
+
+for g in "${SEL[@]}"; do
+	read -r -a tests <<< "$(group_tests "$g")"
+	if [ ${#tests[@]} -eq 0 ]; then
+		continue
+	fi
+	gdir=$RESULTS/$g
+	mkdir -p "$gdir"
+	budget=180
+	for t in "${tests[@]}"; do
+		budget=$((budget + $(test_timeout "$t") + 15))
+	done
+	# shellcheck disable=SC2206
+	opts=(${G_OPTS[$g]})
+	IFS=';' read -r -a genv <<< "${G_ENV[$g]:-}"
+	for e in "${genv[@]}"; do
+		opts+=(--env "$e")
+	done
+	say "group $g: kernel ${G_KERNEL[$g]}, ${G_OPTS[$g]}; ${#tests[@]} tests: ${tests[*]}"
+	gstart=$(date +%s)
+	# Progress: the per-test lines of guest-suite.sh and kernel trouble;
+	# everything with VERBOSE=1. The whole console is in console.log.
+	filter='^vmx-suite:|Kernel panic|BUG:|Oops|WARNING:|^vm\.sh:'
+	[ "${VERBOSE:-0}" = 1 ] && filter=
+	"$TOOLS_DIR/vm.sh" --kernel "${G_KERNEL[$g]}" "${opts[@]}" \
+		--timeout "$budget" --log "$gdir/console.log" \
+		-- tools/guest-suite.sh "${gdir#"$PROJ"/}" "${tests[@]}" 2>&1 |
+		grep --line-buffered -E "$filter" | sed -u 's/^/    /'
+	vrc=${PIPESTATUS[0]}
+	gsecs=$(( $(date +%s) - gstart ))
+	case $vrc in
+	0) gnote= ;;
+	3) gnote="GROUP COULD NOT START (kernel ${G_KERNEL[$g]} missing?)" ;;
+	124) gnote="GUEST TIMED OUT after ${budget}s" ;;
+	125) gnote="GUEST CRASHED" ;;
+	*) gnote="guest exit status $vrc" ;;
+	esac
+	if [ -n "$gnote" ]; then
+		say "group $g: $gnote; see $gdir/console.log"
+		tail -n 15 "$gdir/console.log" 2>/dev/null | sed 's/^/    /'
+	fi
+	for t in "${tests[@]}"; do
+		parse_test "$g" "$t"
+	done
+	say "group $g done in ${gsecs}s"
+	SUMMARY+=("      group $g: ${gsecs}s${gnote:+ - $gnote}")
+done
+
+if [ ${#SUMMARY[@]} -eq 0 ]; then
+	say "no tests selected (TESTS='${TESTS:-}', groups: ${SEL[*]:-none})"
+	FAIL=$((FAIL + 1))
+fi
+
+echo
+echo "==== vmx test summary (driver $VMX_DRIVER, $(( $(date +%s) - t_start ))s, results in $RESULTS)"
+printf '%s\n' "${SUMMARY[@]}" | tee "$RESULTS/summary.txt"
+echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee -a "$RESULTS/summary.txt"
+[ "$FAIL" -eq 0 ]
