@@ -43,12 +43,6 @@ down_ok() {
 check "ethtool -S/-g/link settings while down" down_ok
 
 # Standard counters: rx/tx packets and bytes.
-counters() {
-	local c
-	for c in rx_packets tx_packets rx_bytes tx_bytes; do
-		printf '%s ' "$(stat_of "$DUT" $c)"
-	done
-}
 grew_by() {
 	local b=($1) a=($2) min=$3 i
 	for i in 0 1; do
@@ -56,17 +50,11 @@ grew_by() {
 	done
 	[ "${a[2]}" -gt "${b[2]}" ] && [ "${a[3]}" -gt "${b[3]}" ]
 }
-not_backwards() {
-	local b=($1) a=($2) i
-	for i in 0 1 2 3; do
-		[ "${a[i]}" -ge "${b[i]}" ] || return 1
-	done
-}
 count_traffic() {
 	local before after
-	before=$(counters)
+	before=$(dut_counters)
 	peer_ping -c 20 -i 0.02 -q "$DUT_IP" > /dev/null || return 1
-	after=$(counters)
+	after=$(dut_counters)
 	echo "rx_packets tx_packets rx_bytes tx_bytes: $before -> $after"
 	grew_by "$before" "$after" 20
 }
@@ -85,10 +73,10 @@ check "ethtool -S counters move with traffic" ethtool_moves
 
 survive() {
 	local before after
-	before=$(counters)
+	before=$(dut_counters)
 	"$@" || return 1
 	wait_carrier "$DUT" 10 || return 1
-	after=$(counters)
+	after=$(dut_counters)
 	echo "rx_packets tx_packets rx_bytes tx_bytes: $before -> $after"
 	not_backwards "$before" "$after"
 }

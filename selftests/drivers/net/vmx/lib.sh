@@ -483,6 +483,22 @@ cap_stop() {
 # Interface counter from sysfs: stat IF NAME (this netns).
 stat_of() { cat "/sys/class/net/$1/statistics/$2"; }
 
+# Standard counters of the DUT: rx_packets tx_packets rx_bytes tx_bytes.
+dut_counters() {
+	local c
+	for c in rx_packets tx_packets rx_bytes tx_bytes; do
+		printf '%s ' "$(stat_of "$DUT" $c)"
+	done
+}
+
+# not_backwards "BEFORE" "AFTER": no dut_counters value went down.
+not_backwards() {
+	local b=($1) a=($2) i
+	for i in 0 1 2 3; do
+		[ "${a[i]}" -ge "${b[i]}" ] || return 1
+	done
+}
+
 # ------------------------------------------------------------ teardown
 
 # Lines of the kernel log since this test started.

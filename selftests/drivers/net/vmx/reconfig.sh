@@ -7,20 +7,6 @@ source "$(dirname "$0")/lib.sh"
 
 vmx_setup
 
-counters() {
-	local c
-	for c in rx_packets tx_packets rx_bytes tx_bytes; do
-		printf '%s ' "$(stat_of "$DUT" $c)"
-	done
-}
-
-not_backwards() {
-	local b=($1) a=($2) i
-	for i in 0 1 2 3; do
-		[ "${a[i]}" -ge "${b[i]}" ] || return 1
-	done
-}
-
 rings_are() { # rx tx
 	local g
 	g=$(ethtool -g "$DUT" | sed -n '/Current/,$p')
@@ -36,13 +22,13 @@ channels_are() {
 # the peer runs; the stream must finish with data and no iperf error.
 under_tcp() {
 	local before after
-	before=$(counters)
+	before=$(dut_counters)
 	VMX_IPERF_TIME=12 bg_start iperf_check -R
 	local ipid=$BG_PID
 	sleep 2
 	"$@" || { bg_stop "$ipid"; return 1; }
 	wait "$ipid" || { echo "TCP stream failed during reconfiguration"; return 1; }
-	after=$(counters)
+	after=$(dut_counters)
 	echo "counters $before -> $after"
 	not_backwards "$before" "$after" || { echo "counters went backwards"; return 1; }
 	peer_ping -c 5 -i 0.05 "$DUT_IP"

@@ -164,7 +164,11 @@ mtu_attach_refused() {
 	[ $rc != 0 ] || { echo "attach at MTU 9000 accepted"; xdp_detach "$DUT"; return 1; }
 	echo "$out" | grep -q -i "mtu" || { echo "no MTU message"; return 1; }
 	XDP_LIMIT=$(echo "$out" | sed -n 's/.*at most \([0-9][0-9]*\).*/\1/p')
-	xdp_none "$DUT"
+	xdp_none "$DUT" || return 1
+	# a printf format left in the message (extack without formatting)
+	if echo "$out" | grep -q -E '%[0-9]*l?[udsx]'; then
+		echo "the message is an unformatted printf format"; return 1
+	fi
 }
 check "attach refused at MTU 9000 with a message" mtu_attach_refused
 check "ping works after the MTU refusal" ping_ok
@@ -178,6 +182,9 @@ mtu_raise_refused() {
 	fi
 	mtu=$(cat "/sys/class/net/$DUT/mtu")
 	echo "MTU after the refusal: $mtu; program $id -> $(xdp_prog_id "$DUT")"
+	# the limit, if the attach refusal did not say it: from the kernel log
+	[ -n "$XDP_LIMIT" ] || XDP_LIMIT=$(dmesg_since_start |
+		sed -n 's/.*XDP program is attached (max \([0-9][0-9]*\)).*/\1/p' | tail -n1)
 	[ "$mtu" = 1500 ] && [ "$(xdp_prog_id "$DUT")" = "$id" ] && xdp_native "$DUT" xdp_pass
 }
 check "raising MTU to 9000 refused while attached" mtu_raise_refused
