@@ -50,7 +50,7 @@ export VMX_DRIVER=${VMX_DRIVER:-vmx}
 export VMX_TCG_THREAD=${VMX_TCG_THREAD:-single}
 
 CORE_TESTS="load_unload.sh link.sh ping.sh tcp.sh udp.sh vlan.sh mac.sh
-	multicast.sh promisc.sh mtu.sh refuse.sh ethtool.sh offloads.sh reconfig.sh"
+	multicast.sh promisc.sh mtu.sh refuse.sh ethtool.sh offloads.sh reconfig.sh revision.sh"
 # DMA-mapping checks: the data paths and the setup/teardown paths.
 DMA_TESTS="ping.sh tcp.sh udp.sh mtu.sh load_unload.sh"
 DMA_ENV="VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000"
