@@ -397,13 +397,8 @@ static void vmx_get_stats64(struct net_device *nd,
 }
 
 #ifdef VMX_HAVE_QSTATS
-static void vmx_qstat_rx(struct net_device *nd, int idx,
-			 struct netdev_queue_stats_rx *st)
+static void vmx_fill_qstats_rx(const u64 *r, struct netdev_queue_stats_rx *st)
 {
-	struct vmx_priv *vp = netdev_priv(nd);
-	u64 r[VMX_RXS_NUM];
-
-	vmx_rxq_read_stats(&vp->qs.rxq[idx], r);
 	st->packets = r[VMX_RXS_PACKETS];
 	st->bytes = r[VMX_RXS_BYTES];
 	st->alloc_fail = r[VMX_RXS_ALLOC_FAIL];
@@ -413,13 +408,8 @@ static void vmx_qstat_rx(struct net_device *nd, int idx,
 	st->hw_gro_bytes = r[VMX_RXS_LRO_BYTES];
 }
 
-static void vmx_qstat_tx(struct net_device *nd, int idx,
-			 struct netdev_queue_stats_tx *st)
+static void vmx_fill_qstats_tx(const u64 *t, struct netdev_queue_stats_tx *st)
 {
-	struct vmx_priv *vp = netdev_priv(nd);
-	u64 t[VMX_TXS_NUM];
-
-	vmx_txq_read_stats(&vp->qs.txq[idx], t);
 	st->packets = t[VMX_TXS_PACKETS];
 	st->bytes = t[VMX_TXS_BYTES];
 	st->hw_gso_packets = t[VMX_TXS_TSO_PKTS];
@@ -427,6 +417,26 @@ static void vmx_qstat_tx(struct net_device *nd, int idx,
 	st->needs_csum = t[VMX_TXS_CSUM];
 	st->stop = t[VMX_TXS_STOP];
 	st->wake = t[VMX_TXS_WAKE];
+}
+
+static void vmx_qstat_rx(struct net_device *nd, int idx,
+			 struct netdev_queue_stats_rx *st)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u64 r[VMX_RXS_NUM];
+
+	vmx_rxq_read_stats(&vp->qs.rxq[idx], r);
+	vmx_fill_qstats_rx(r, st);
+}
+
+static void vmx_qstat_tx(struct net_device *nd, int idx,
+			 struct netdev_queue_stats_tx *st)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u64 t[VMX_TXS_NUM];
+
+	vmx_txq_read_stats(&vp->qs.txq[idx], t);
+	vmx_fill_qstats_tx(t, st);
 }
 
 static void vmx_qstat_base(struct net_device *nd,
@@ -437,20 +447,8 @@ static void vmx_qstat_base(struct net_device *nd,
 	u64 r[VMX_RXS_NUM], t[VMX_TXS_NUM];
 
 	vmx_get_base_totals(vp, r, t);
-	rx->packets = r[VMX_RXS_PACKETS];
-	rx->bytes = r[VMX_RXS_BYTES];
-	rx->alloc_fail = r[VMX_RXS_ALLOC_FAIL];
-	rx->csum_unnecessary = r[VMX_RXS_CSUM_OK];
-	rx->csum_none = r[VMX_RXS_CSUM_NONE];
-	rx->hw_gro_packets = r[VMX_RXS_LRO_PKTS];
-	rx->hw_gro_bytes = r[VMX_RXS_LRO_BYTES];
-	tx->packets = t[VMX_TXS_PACKETS];
-	tx->bytes = t[VMX_TXS_BYTES];
-	tx->hw_gso_packets = t[VMX_TXS_TSO_PKTS];
-	tx->hw_gso_bytes = t[VMX_TXS_TSO_BYTES];
-	tx->needs_csum = t[VMX_TXS_CSUM];
-	tx->stop = t[VMX_TXS_STOP];
-	tx->wake = t[VMX_TXS_WAKE];
+	vmx_fill_qstats_rx(r, rx);
+	vmx_fill_qstats_tx(t, tx);
 }
 
 static const struct netdev_stat_ops vmx_stat_ops = {
