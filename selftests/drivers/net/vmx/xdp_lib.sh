@@ -273,6 +273,22 @@ rate_ok() {
 	[ "$r" -gt 0 ]
 }
 
+# cpumap_drop SECS: xdp-bench redirect-cpu -c 0 -r drop for SECS seconds
+# under traffic; nonzero rx and drop rates, every frame the program saw
+# was redirected or counted as a redirect error, some were redirected.
+cpumap_drop() {
+	local pk rd re
+	bench_run "$1" drv redirect-cpu -c 0 -r drop "$DUT" || return 1
+	rate_ok rx/s || return 1
+	rate_ok drop/s || return 1
+	pk=$(bd 'rx[0-9]+_xdp_packets'); rd=$(bd 'rx[0-9]+_xdp_redirect')
+	re=$(bd 'rx[0-9]+_xdp_redirect_errors')
+	echo "rxN_xdp_packets +$pk redirect +$rd redirect_errors +$re"
+	acct "$pk" || return 1
+	[ $((rd + re)) = "$pk" ] || { echo "redirect + errors != xdp_packets"; return 1; }
+	[ "$rd" -gt 0 ]
+}
+
 # ------------------------------------------------------------ CPU 0 only
 # Under QEMU TCG (multi-threaded) with 2 vCPUs, switching XDP programs at
 # a high rate while another vCPU runs XDP ends in "Oops: int3" at
