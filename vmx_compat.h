@@ -65,10 +65,20 @@
 #define PCI_IRQ_INTX PCI_IRQ_LEGACY
 #endif
 
-/* Formatted extack messages appeared in 6.2; older kernels get the format */
-#ifndef NL_SET_ERR_MSG_FMT_MOD
-#define NL_SET_ERR_MSG_FMT_MOD(extack, fmt, args...) \
-	NL_SET_ERR_MSG_MOD(extack, fmt)
+/*
+ * Formatted extack messages appeared in 6.2. Before that the extack keeps
+ * only a constant string: it gets @short_msg and the formatted text goes to
+ * the kernel log.
+ */
+#ifdef NL_SET_ERR_MSG_FMT_MOD
+#define vmx_extack_fmt(extack, short_msg, fmt, args...) \
+	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)
+#else
+#define vmx_extack_fmt(extack, short_msg, fmt, args...)		\
+	do {							\
+		NL_SET_ERR_MSG_MOD(extack, short_msg);		\
+		pr_err(KBUILD_MODNAME ": " fmt "\n", ##args);	\
+	} while (0)
 #endif
 
 #endif /* _VMX_COMPAT_H_ */

@@ -174,10 +174,9 @@ static int vmx_set_ringparam(struct net_device *nd,
 	if (!vmx_ring_size_ok(rp->rx_pending) ||
 	    !vmx_ring_size_ok(rp->rx_jumbo_pending) ||
 	    !vmx_ring_size_ok(rp->tx_pending)) {
-		NL_SET_ERR_MSG_FMT_MOD(extack,
-				       "ring sizes must be multiples of %u from %u to %u",
-				       VMX_RING_SIZE_ALIGN, VMX_MIN_RING,
-				       VMX_RING_MAX);
+		vmx_extack_fmt(extack, "ring size out of range or not aligned",
+			       "ring sizes must be multiples of %u from %u to %u",
+			       VMX_RING_SIZE_ALIGN, VMX_MIN_RING, VMX_RING_MAX);
 		return -EINVAL;
 	}
 	if (rp->rx_pending == want.rx_size[0] &&

@@ -224,9 +224,9 @@ int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
 {
 	if (!vp->xdp_prog || mtu <= VMX_XDP_MAX_MTU)
 		return 0;
-	NL_SET_ERR_MSG_FMT_MOD(extack,
-			       "MTU %d too large for XDP: at most %lu (one buffer per frame)",
-			       mtu, (unsigned long)VMX_XDP_MAX_MTU);
+	vmx_extack_fmt(extack, "MTU too large for XDP (one buffer per frame)",
+		       "MTU %d too large for XDP: at most %lu (one buffer per frame)",
+		       mtu, (unsigned long)VMX_XDP_MAX_MTU);
 	return -EINVAL;
 }
 
@@ -251,9 +251,9 @@ static int vmx_xdp_setup(struct vmx_priv *vp, struct bpf_prog *prog,
 		return -EOPNOTSUPP;
 	}
 	if (prog && nd->mtu > VMX_XDP_MAX_MTU) {
-		NL_SET_ERR_MSG_FMT_MOD(extack,
-				       "MTU %u too large for XDP: at most %lu (one buffer per frame)",
-				       nd->mtu, (unsigned long)VMX_XDP_MAX_MTU);
+		vmx_extack_fmt(extack, "MTU too large for XDP (one buffer per frame)",
+			       "MTU %u too large for XDP: at most %lu (one buffer per frame)",
+			       nd->mtu, (unsigned long)VMX_XDP_MAX_MTU);
 		return -EINVAL;
 	}
 

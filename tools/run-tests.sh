@@ -15,6 +15,9 @@
 #   intx      6.12, pci=nomsi (legacy INTx interrupts)
 #   tap       6.12, vmxnet3 + virtio through vnet_hdr taps on a bridge in a
 #             private host netns (large frames, TSO from the peer, LRO)
+#   xdp       6.12, hub NICs: native XDP (actions, redirect, xdp-bench, churn)
+#   xdp61     6.1,  hub NICs: XDP actions and redirects on the old kernel
+#   xdpdma    6.12, swiotlb=force: XDP actions, redirects, churn
 #
 # Environment:
 #   VMX_DRIVER=vmx|vmxnet3  driver under test (default vmx). vmxnet3 runs the
@@ -58,7 +61,9 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 
 # Per group: kernel, vm.sh options, tests, and ";"-separated VAR=VALUE
 # settings passed into the guest.
-ALL_GROUPS=(core core61 swiotlb iommu intx tap)
+XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh"
+
+ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 # On 6.1 the compat layer is what differs: probe/remove, data path, ethtool
@@ -77,6 +82,14 @@ G_TESTS[intx]="ping.sh tcp.sh udp.sh link.sh load_unload.sh"
 G_ENV[intx]="VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000;VMX_LINK_LOOPS=10"
 G_KERNEL[tap]=6.12;     G_OPTS[tap]="--tap"
 G_TESTS[tap]="lro.sh tcp.sh ping.sh"
+# Native XDP: every action, both redirect targets, xdp-bench, churn.
+G_KERNEL[xdp]=6.12;     G_OPTS[xdp]=$HUB3;    G_TESTS[xdp]=$XDP_TESTS
+# 6.1's in-tree vmxnet3 has no XDP at all; vmx's compat layer is what runs.
+G_KERNEL[xdp61]=6.1;    G_OPTS[xdp61]=$HUB3
+G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh"
+# XDP_TX and ndo_xdp_xmit map and sync through bounce buffers.
+G_KERNEL[xdpdma]=6.12;  G_OPTS[xdpdma]="$HUB3 --append swiotlb=force"
+G_TESTS[xdpdma]="xdp_basic.sh xdp_redirect.sh xdp_robust.sh"
 
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -174,8 +187,9 @@ if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
 	else
 		target=
 	fi
-	say "build (make $target)"
-	if ! make -C "$PROJ" $target > "$RESULTS/build.log" 2>&1; then
+	say "build (make $target; XDP programs)"
+	if ! { make -C "$PROJ" $target &&
+	       make -C "$PROJ/$TESTDIR/progs"; } > "$RESULTS/build.log" 2>&1; then
 		tail -n 30 "$RESULTS/build.log"
 		say "BUILD FAILED (log: $RESULTS/build.log)"
 		fail_groups "build failed" "${SEL[@]}"
