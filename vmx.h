@@ -27,16 +27,22 @@
 #define VMX_MIN_RING		32
 #define VMX_DEF_QUEUES		8
 
-/* Every RX buffer is one page_pool page; the frame starts after headroom. */
-#define VMX_RX_HEADROOM		XDP_PACKET_HEADROOM
+/*
+ * Every RX buffer is one page_pool page; a ring-0 frame starts after the
+ * headroom. Two layouts: for the stack (NET_SKB_PAD, pages mapped from the
+ * device) and for XDP (XDP_PACKET_HEADROOM, mapped both ways for XDP_TX).
+ */
+#define VMX_RX_SKB_HEADROOM	NET_SKB_PAD
+#define VMX_RX_XDP_HEADROOM	XDP_PACKET_HEADROOM
 #define VMX_RX_TAILROOM		SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
-#define VMX_RX_HEAD_LEN		(PAGE_SIZE - VMX_RX_HEADROOM - VMX_RX_TAILROOM)
+#define VMX_RX_HEAD_LEN(headroom) (PAGE_SIZE - (headroom) - VMX_RX_TAILROOM)
 #define VMX_RX_BODY_LEN		min_t(u32, PAGE_SIZE, VMX_RX_MAX_BUF)
 /* Buffers one frame may span: the head plus the skb fragment slots. */
 #define VMX_RX_MAX_SG		(1 + MAX_SKB_FRAGS)
 
 /* Largest MTU whose frame fits a single ring-0 buffer (XDP limit). */
-#define VMX_XDP_MAX_MTU		(VMX_RX_HEAD_LEN - ETH_HLEN - VLAN_HLEN)
+#define VMX_XDP_MAX_MTU		(VMX_RX_HEAD_LEN(VMX_RX_XDP_HEADROOM) - \
+				 ETH_HLEN - VLAN_HLEN)
 
 /* XDP_TX frames sent with one doorbell */
 #define VMX_XDP_TX_BATCH	NAPI_POLL_WEIGHT
@@ -125,7 +131,10 @@ struct vmx_rxq {
 	dma_addr_t data_ring_pa;
 	u32 data_desc_size;
 	u16 qid;
+	u16 headroom;		/* ring-0 frame offset in its page */
+	bool xdp;		/* XDP layout: programs may run here */
 	bool bad;		/* a bad completion was seen: reset pending */
+	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct xdp_rxq_info xdp_rxq;
 	u32 xdp_tx_n;		/* XDP_TX frames collected in this poll */
@@ -182,6 +191,7 @@ struct vmx_qset {
 	u32 nxdp;		/* extra TX queues for XDP */
 	u32 tx_size;
 	u32 rx_size[2];
+	bool xdp;		/* RX buffers laid out for XDP */
 	struct vmx_txq *txq;	/* nq + nxdp */
 	struct vmx_rxq *rxq;	/* nq */
 };

@@ -873,6 +873,7 @@ static int vmx_open(struct net_device *nd)
 
 	next.txq = NULL;
 	next.rxq = NULL;
+	next.xdp = !!vp->xdp_prog;
 	err = vmx_qset_alloc(vp, &next);
 	if (err)
 		return err;

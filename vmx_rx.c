@@ -3,8 +3,9 @@
  * vmx: receive path.
  *
  * Each RX queue has ring 0 (HEAD buffers, one page_pool page each, frame
- * data after XDP_PACKET_HEADROOM), ring 1 (BODY buffers, whole pages, for
- * the rest of jumbo and LRO frames), one completion ring and, from device
+ * data after NET_SKB_PAD, or after XDP_PACKET_HEADROOM in pages mapped
+ * both ways while a program is attached), ring 1 (BODY buffers, whole
+ * pages, for the rest of jumbo and LRO frames), one completion ring and, from device
  * revision 3, an RX data ring into which the device copies small frames.
  * Nothing the device writes into a completion is trusted: ring id, index
  * and length are checked, and a completion that makes no sense stops the
@@ -29,8 +30,8 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 {
 	r->size = size;
 	r->btype = btype;
-	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ? VMX_RX_HEAD_LEN :
-						    VMX_RX_BODY_LEN;
+	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ?
+		     VMX_RX_HEAD_LEN(rxq->headroom) : VMX_RX_BODY_LEN;
 	r->desc = dma_alloc_coherent(vmx_dmadev(rxq), size * sizeof(*r->desc),
 				     &r->desc_pa, GFP_KERNEL);
 	if (!r->desc)
@@ -79,7 +80,7 @@ static int vmx_rx_ring_populate(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
  * @vp: device
  * @rxq: queue to fill in (zeroed by the caller)
  * @qid: queue index
- * @qs: queue set giving the ring sizes
+ * @qs: queue set giving the ring sizes and the buffer layout
  *
  * Return: 0 or a negative errno; on error everything is released.
  */
@@ -92,8 +93,8 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 		.pool_size = qs->rx_size[0] + qs->rx_size[1],
 		.nid = dev_to_node(&vp->pdev->dev),
 		.dev = &vp->pdev->dev,
-		/* XDP_TX sends straight out of these pages */
-		.dma_dir = DMA_BIDIRECTIONAL,
+		/* XDP_TX sends straight out of XDP-layout pages */
+		.dma_dir = qs->xdp ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE,
 		.offset = 0,
 		.max_len = PAGE_SIZE,
 	};
@@ -102,6 +103,9 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	rxq->vp = vp;
 	rxq->qid = qid;
 	rxq->napi = &vp->qv[qid].napi;
+	rxq->xdp = qs->xdp;
+	rxq->headroom = qs->xdp ? VMX_RX_XDP_HEADROOM : VMX_RX_SKB_HEADROOM;
+	rxq->dma_dir = pp.dma_dir;
 	u64_stats_init(&rxq->stats.syncp);
 	vmx_pp_params_set_owner(&pp, rxq->napi, vp->netdev, qid);
 
@@ -217,7 +221,7 @@ static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 		r->page[r->fill] = page;
 	}
 	if (r->btype == VMX_RXD_BTYPE_HEAD)
-		off = VMX_RX_HEADROOM;
+		off = rxq->headroom;
 
 	d->addr = cpu_to_le64(page_pool_get_dma_addr(page) + off);
 	d->dw3 = 0;
@@ -526,7 +530,8 @@ static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	u32 act;
 
 	xdp_init_buff(&xdp, PAGE_SIZE, &rxq->xdp_rxq);
-	xdp_prepare_buff(&xdp, page_address(page), VMX_RX_HEADROOM, len, true);
+	xdp_prepare_buff(&xdp, page_address(page), VMX_RX_XDP_HEADROOM, len,
+			 true);
 	act = vmx_xdp_run(rxq, c->prog, &xdp, c->xtxq, &c->xdp_flags);
 	if (act != XDP_PASS)
 		return NULL;
@@ -545,7 +550,7 @@ static struct sk_buff *vmx_rx_data_ring_xdp(struct vmx_rxq *rxq,
 		vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
 		return NULL;
 	}
-	memcpy(page_address(page) + VMX_RX_HEADROOM,
+	memcpy(page_address(page) + VMX_RX_XDP_HEADROOM,
 	       rxq->data_ring + idx * rxq->data_desc_size, len);
 	vmx_rxq_add(rxq, VMX_RXS_DATA_RING, 1);
 	return vmx_rx_xdp(rxq, c, page, len);
@@ -644,8 +649,8 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	}
 	dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
 				      page_pool_get_dma_addr(page),
-				      sop ? VMX_RX_HEADROOM : 0, len,
-				      DMA_BIDIRECTIONAL);
+				      sop ? rxq->headroom : 0, len,
+				      rxq->dma_dir);
 
 	if (sop) {
 		if (eop && len == 0) {
@@ -665,7 +670,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 			return eop;
 		}
-		rxq->skb = vmx_rx_build_head(rxq, page, VMX_RX_HEADROOM, len);
+		rxq->skb = vmx_rx_build_head(rxq, page, rxq->headroom, len);
 		if (!rxq->skb) {
 			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 			return eop;
@@ -711,7 +716,8 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 	if (unlikely(rxq->bad))
 		return 0;
 
-	c.prog = READ_ONCE(vp->xdp_prog);
+	/* queues of the stack layout ignore a program being attached */
+	c.prog = rxq->xdp ? READ_ONCE(vp->xdp_prog) : NULL;
 	if (c.prog)
 		c.xtxq = vmx_xdp_txq(vp, rxq->qid);
 

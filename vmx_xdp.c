@@ -239,11 +239,28 @@ void vmx_xdp_update_features(struct vmx_priv *vp)
 	vmx_xdp_features_set(vp->netdev, VMX_XDP_FEATURES);
 }
 
+/*
+ * Switch the RX buffers between the stack and the XDP layout: a new queue
+ * set is allocated and swapped in, the old one keeps running if that fails.
+ * A stopped device only records the layout for its next open.
+ */
+static int vmx_xdp_set_layout(struct vmx_priv *vp, bool xdp,
+			      struct netlink_ext_ack *extack)
+{
+	struct vmx_qset want = vp->qs;
+
+	if (vp->qs.xdp == xdp)
+		return 0;
+	want.xdp = xdp;
+	return vmx_reconfigure(vp, &want, extack);
+}
+
 static int vmx_xdp_setup(struct vmx_priv *vp, struct bpf_prog *prog,
 			 struct netlink_ext_ack *extack)
 {
 	struct net_device *nd = vp->netdev;
 	struct bpf_prog *old;
+	int err;
 
 	if (prog && prog->aux->xdp_has_frags) {
 		NL_SET_ERR_MSG_MOD(extack,
@@ -257,11 +274,30 @@ static int vmx_xdp_setup(struct vmx_priv *vp, struct bpf_prog *prog,
 		return -EINVAL;
 	}
 
-	old = xchg(&vp->xdp_prog, prog);
-	if (old)
-		bpf_prog_put(old);
-	if (!old == !prog)
+	/* one program for another: the buffers are ready, swap the pointer */
+	if (!vp->xdp_prog == !prog) {
+		old = xchg(&vp->xdp_prog, prog);
+		if (old)
+			bpf_prog_put(old);
 		return 0;
+	}
+
+	if (prog) {
+		/* XDP-layout buffers first; the program only once they run */
+		err = vmx_xdp_set_layout(vp, true, extack);
+		if (err)
+			return err;
+		WRITE_ONCE(vp->xdp_prog, prog);
+	} else {
+		old = xchg(&vp->xdp_prog, NULL);
+		bpf_prog_put(old);
+		/*
+		 * The detach itself cannot fail: if the stack layout cannot
+		 * be set up the XDP one, which serves the stack as well, stays.
+		 */
+		if (vmx_xdp_set_layout(vp, false, NULL))
+			netdev_warn(nd, "keeping the XDP buffer layout\n");
+	}
 
 	/* LRO merges frames behind the program's back: off while attached */
 	if (prog && (nd->features & NETIF_F_LRO))
