@@ -280,36 +280,66 @@ static void vmx_fold_dev_stats(struct vmx_priv *vp, bool baseline)
 	spin_unlock_irqrestore(&vp->stats_lock, flags);
 }
 
-static void vmx_fold_queue_stats_locked(struct vmx_priv *vp,
-					struct vmx_qset *qs)
+/* The TX queue of @next that takes over from queue @q of @qs, or NULL. */
+static struct vmx_txq *vmx_txq_successor(const struct vmx_qset *qs, u32 q,
+					 const struct vmx_qset *next)
+{
+	if (!next->txq)
+		return NULL;
+	if (q < qs->nq)
+		return q < next->nq ? &next->txq[q] : NULL;
+	q -= qs->nq;
+	return q < next->nxdp ? &next->txq[next->nq + q] : NULL;
+}
+
+/*
+ * Hand the counters of the live set @qs over to @next, which is not running
+ * yet: a queue that exists in both keeps counting where it was (ethtool -S
+ * and the per-queue netdev stats do not restart on a ring resize or an XDP
+ * attach), the counters of a queue that goes away move into the base.
+ */
+static void vmx_carry_queue_stats_locked(struct vmx_priv *vp,
+					 struct vmx_qset *qs,
+					 const struct vmx_qset *next)
 {
 	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM];
+	struct vmx_txq *to;
 	u32 q, k;
 
 	if (!qs->txq)
 		return;
 	for (q = 0; q < qs->nq; q++) {
 		vmx_rxq_read_stats(&qs->rxq[q], rx);
+		if (next->rxq && q < next->nq) {
+			memcpy(next->rxq[q].stats.s, rx, sizeof(rx));
+			continue;
+		}
 		for (k = 0; k < VMX_RXS_NUM; k++)
 			vp->base.rx[k] += rx[k];
 	}
 	for (q = 0; q < qs->nq + qs->nxdp; q++) {
 		vmx_txq_read_stats(&qs->txq[q], tx);
+		to = vmx_txq_successor(qs, q, next);
+		if (to) {
+			memcpy(to->stats.s, tx, sizeof(tx));
+			continue;
+		}
 		for (k = 0; k < VMX_TXS_NUM; k++)
 			vp->base.tx[k] += tx[k];
 	}
 }
 
 /*
- * Make @next the live queue set. The counters of the set it replaces go
- * into the base in the same step, so readers never see totals drop.
+ * Make @next the live queue set. The counters of the set it replaces are
+ * carried over or go into the base in the same step, so readers never see
+ * totals drop.
  */
 static void vmx_qset_publish(struct vmx_priv *vp, const struct vmx_qset *next)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&vp->stats_lock, flags);
-	vmx_fold_queue_stats_locked(vp, &vp->qs);
+	vmx_carry_queue_stats_locked(vp, &vp->qs, next);
 	vp->qs = *next;
 	spin_unlock_irqrestore(&vp->stats_lock, flags);
 }
@@ -852,7 +882,10 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 			vmx_qset_free_live(vp, &old);
 			return 0;
 		}
-		/* back to the old set; its counters are already in the base */
+		/*
+		 * Back to the old set: its counters were handed to @next or
+		 * the base, and come back from @next for the queues they share.
+		 */
 		vmx_qset_zero_stats(&old);
 		vmx_qset_publish(vp, &old);
 		vmx_set_real_queues(vp, old.nq);

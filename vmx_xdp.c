@@ -2,11 +2,12 @@
 /*
  * vmx: native XDP.
  *
- * Every ring-0 buffer is a page_pool page with XDP_PACKET_HEADROOM in front
- * of the frame and mapped bidirectionally, so attaching, replacing or
- * removing a program is a pointer swap: no ring is rebuilt and no frame is
- * lost. The RX poll reads the program once and runs it on single-buffer
- * frames from ring 0 and the RX data ring.
+ * While a program is attached every ring-0 buffer is a page_pool page with
+ * XDP_PACKET_HEADROOM in front of the frame, mapped bidirectionally; the
+ * first attach and the last detach switch the queue set to and from that
+ * layout (allocate new, swap, roll back on failure), replacing a program is
+ * a pointer swap. The RX poll reads the program once and runs it on
+ * single-buffer frames from ring 0 and the RX data ring.
  *
  * XDP_TX frames are collected during the poll and posted as one batch with
  * one doorbell. They go to a TX queue reserved for XDP (one per RX queue,

@@ -7,9 +7,12 @@
 # Usage (in the guest): tools/bench-guest.sh OUT.jsonl
 # Env: BENCH_ROUNDS (3), BENCH_SECS (5 per cell), BENCH_SIZES ("64 512"),
 #      BENCH_DRIVERS ("vmx vmxnet3"), BENCH_TCP (1), BENCH_MTUS ("1500 3000 9000")
+#      BENCH_XDP ("drop pass tx redirect-cpu"), BENCH_MODES ("native skb"),
+#      BENCH_EXTRA ("xdp_xmit skb_tx"): subsets, for looking at one cell.
 #
 # Each measurement is one JSON line: round, driver, test, mode, size,
-# handled_pps, offered_pps (or mbit for TCP).
+# handled_pps, offered_pps, irqs (the DUT's interrupts in the cell), or
+# mbit for TCP.
 set -u
 OUT=${1:?usage: bench-guest.sh OUT.jsonl}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -18,6 +21,9 @@ SIZES=${BENCH_SIZES:-64 512}
 DRIVERS=${BENCH_DRIVERS:-vmx vmxnet3}
 TCP=${BENCH_TCP:-1}
 MTUS=${BENCH_MTUS:-1500 3000 9000}
+XDP_TESTS=${BENCH_XDP:-drop pass tx redirect-cpu}
+MODES=${BENCH_MODES:-native skb}
+EXTRA=${BENCH_EXTRA:-xdp_xmit skb_tx}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 : > "$OUT"
 # no udev in the test guest: bash process substitution needs /dev/fd
@@ -142,20 +148,30 @@ xb_rate() {
 XB_OUT=/tmp/xdp-bench.out
 
 
-# xdp-bench for SECS seconds against traffic; prints "handled offered".
+# Interrupts of interface $1 so far (every vector whose name contains it).
+irqs_of() {
+	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d {
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' \
+		/proc/interrupts
+}
+
+# xdp-bench for SECS seconds against traffic; prints "handled offered
+# irqs" (the DUT's interrupts during the cell, to see the cost per frame).
 xdp_cell() { # size command args... (last arg: interface)
-	local size=$1 offered handled
+	local size=$1 offered handled i0 i1
 	shift
 	pg_start "$size" "$DUT_MAC"
 	sleep 1
+	i0=$(irqs_of "$DUT")
 	xdp_run "${@: -1}" "$@"
+	i1=$(irqs_of "$DUT")
 	offered=$(pg_stop)
 	handled=$(xb_rate)
 	if [ -z "$handled" ]; then
 		log "no rate from xdp-bench $*:"
 		sed 's/^/  /' "$XB_OUT" >&2
 	fi
-	echo "${handled:-0} ${offered:-0}"
+	echo "${handled:-0} ${offered:-0} $((i1 - i0))"
 }
 
 tcp_cell() { # ns dst dut-if peer-if mtu dir(-R or "")
@@ -177,25 +193,30 @@ for round in $(seq "$ROUNDS"); do
 		log "round $round: $drv"
 		load_driver "$drv"
 		for size in $SIZES; do
-			for t in drop pass tx redirect-cpu; do
-				for mode in native skb; do
+			for t in $XDP_TESTS; do
+				for mode in $MODES; do
 					case $t in
 					redirect-cpu) args=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
 					*) args=("$t" -m "$mode" "$DUT") ;;
 					esac
-					read -r h o < <(xdp_cell "$size" "${args[@]}")
-					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o}"
+					read -r h o n < <(xdp_cell "$size" "${args[@]}")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"secs\":$SECS}"
 				done
 			done
 		done
 		# ndo_xdp_xmit: traffic into the second NIC, redirected out of DUT
+		case " $EXTRA " in *" xdp_xmit "*)
 		pg_start 64 "$DUT2_MAC"
 		sleep 1
+		n=$(irqs_of "$DUT")
 		xdp_run "$DUT2" redirect "$DUT2" "$DUT"
+		n=$(( $(irqs_of "$DUT") - n ))
 		o=$(pg_stop)
 		h=$(xb_rate)
-		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0}}"
+		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"secs\":$SECS}"
+		;; esac
 		# skb TX: pktgen on the DUT itself
+		case " $EXTRA " in *" skb_tx "*)
 		echo rem_device_all > /proc/net/pktgen/kpktgend_1
 		echo "add_device $DUT" > /proc/net/pktgen/kpktgend_1
 		pg "$DUT" "count 0"; pg "$DUT" "delay 0"; pg "$DUT" "clone_skb 1000"
@@ -209,6 +230,7 @@ for round in $(seq "$ROUNDS"); do
 		h=$(sed -n 's/^ *\([0-9]*\)pps.*/\1/p' "/proc/net/pktgen/$DUT" | head -n1)
 		echo rem_device_all > /proc/net/pktgen/kpktgend_1
 		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"skb_tx\",\"mode\":\"-\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":0}"
+		;; esac
 		if [ "$TCP" = 1 ]; then
 			for mtu in $MTUS; do
 				for dir in tx rx; do

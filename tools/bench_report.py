@@ -61,6 +61,21 @@ def main():
         print(line)
 
     print()
+    print("DUT interrupts per 1000 handled packets (median)")
+    for t, m, s in xdp_keys:
+        parts = []
+        for d in drivers:
+            n, _, _ = med((t, m, s, d), "irqs")
+            h, _, _ = med((t, m, s, d), "handled_pps")
+            secs = max((r.get("secs", 0) for r in cells[(t, m, s, d)]),
+                       default=0) if (t, m, s, d) in cells else 0
+            if n is None or not h or not secs:
+                continue
+            parts.append("%s %.1f" % (d, 1000.0 * n / (h * secs)))
+        if parts:
+            print("  %-13s %-6s %4s: %s" % (t, m, s, ", ".join(parts)))
+
+    print()
     print("native/skb ratio (XDP handled packets/s)")
     for d in drivers:
         for s in sorted({k[2] for k in xdp_keys}):
