@@ -32,7 +32,7 @@ pin_progs() {
 check "programs pinned for the churn loop" pin_progs
 
 churn() {
-	local i n=0 t0 t1 flood loss rx p0 p1 rc=0 start
+	local i n=0 t0 t1 flood tx rx lost allowed p0 p1 rc=0 start
 	# 50 cycles per ip process: ip keeps every pinned program's fd open
 	for ((i = 0; i < 50; i++)); do
 		echo "link set dev $DUT xdpdrv pinned $PIN/xdp_pass"
@@ -67,13 +67,19 @@ churn() {
 	tail -n 2 "$VMX_TMP/flood.out"
 	echo "rxN_xdp_pass +$((p1 - p0)) during the churn"
 	rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$VMX_TMP/flood.out")
-	loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "$VMX_TMP/flood.out")
+	tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$VMX_TMP/flood.out")
 	[ $rc = 0 ] && [ ! -s "$VMX_TMP/churn.errors" ] || { echo "ip reported errors"; return 1; }
 	[ $n -ge 100 ] || { echo "fewer than 100 cycles in ${BUDGET}s"; return 1; }
 	[ "${rx:-0}" -gt 100 ] || { echo "the flood got (almost) no replies"; return 1; }
-	# every program passes ICMP and a swap is atomic: no reply may be
-	# lost to the churn (1% allowed for the flood's own overruns)
-	awk -v l="${loss:-100}" 'BEGIN { exit !(l <= 1) }' || { echo "loss above 1%"; return 1; }
+	# Every program passes ICMP and a replace is an atomic pointer swap.
+	# The first attach and the last detach of a cycle switch the buffer
+	# layout (new queue set, device quiesced for the swap): a frame on the
+	# wire at that moment may be lost. Allowed: 1% of the flood for its own
+	# overruns plus 2 frames per layout switch.
+	lost=$((${tx:-0} - ${rx:-0}))
+	allowed=$((${tx:-0} / 100 + 4 * n))
+	echo "lost $lost of ${tx:-0}; allowed $allowed ($((2 * n)) layout switches)"
+	[ "$lost" -le "$allowed" ] || { echo "more loss than the layout switches explain"; return 1; }
 	[ $((p1 - p0)) -gt 0 ] || { echo "the programs never ran"; return 1; }
 	xdp_none "$DUT"
 }
