@@ -9,6 +9,8 @@
 #      BENCH_DRIVERS ("vmx vmxnet3"), BENCH_TCP (1), BENCH_MTUS ("1500 3000 9000")
 #      BENCH_XDP ("drop pass tx redirect-cpu"), BENCH_MODES ("native skb"),
 #      BENCH_EXTRA ("xdp_xmit skb_tx"): subsets, for looking at one cell.
+#      BENCH_KEEP=FILE: append every cell's xdp-bench output to FILE;
+#      BENCH_PERF=1 adds a perf profile of CPU 0 (the DUT's NAPI) per cell.
 #
 # Each measurement is one JSON line: round, driver, test, mode, size,
 # handled_pps, offered_pps, irqs (the DUT's interrupts in the cell), or
@@ -51,6 +53,7 @@ modprobe virtio_net
 modprobe pktgen
 sleep 1
 GEN=$(ifname_of "${SLOTS[4]}")
+GEN_VIRTIO=$(basename "$(ls -d "/sys/bus/pci/devices/${SLOTS[4]}"/virtio* | head -n1)")
 TPEER=$(ifname_of "${SLOTS[1]}")
 ip link set "$GEN" up
 ip netns add peer
@@ -81,9 +84,14 @@ load_driver() {
 	ip addr add 10.99.0.1/24 dev "$DUT"
 	ip link set "$DUT" up
 	ip link set "$DUT2" up
-	# all of the DUT's interrupts on CPU 0; pktgen runs on CPU 1
-	for irq in $(awk -v d="$DUT" '$1 ~ /^[0-9]+:$/ && $NF ~ d {sub(":","",$1); print $1}' /proc/interrupts); do
+	# The DUT side (DUT and the second NIC, the redirect source) on CPU 0;
+	# the generator side (pktgen, and the generator NIC's interrupts, which
+	# take the XDP_TX and redirected frames back) on CPU 1.
+	for irq in $(awk -v d="$DUT|$DUT2" '$1 ~ /^[0-9]+:$/ && $NF ~ d {sub(":","",$1); print $1}' /proc/interrupts); do
 		echo 1 > "/proc/irq/$irq/smp_affinity" 2>/dev/null
+	done
+	for irq in $(awk -v d="^$GEN_VIRTIO-" '$1 ~ /^[0-9]+:$/ && $NF ~ d {sub(":","",$1); print $1}' /proc/interrupts); do
+		echo 2 > "/proc/irq/$irq/smp_affinity" 2>/dev/null
 	done
 	for _ in $(seq 50); do
 		[ "$(cat /sys/class/net/$DUT/carrier 2>/dev/null)" = 1 ] && break
@@ -122,32 +130,6 @@ pg_stop() { # prints offered pps
 		sed -n 's/^ *\([0-9]*\)pps.*/\1/p' | head -n1
 }
 
-# Start xdp-bench on $1.. in the background, wait until its program is
-# attached, let it run SECS seconds, stop it; output in file $XB_OUT.
-xdp_run() { # ifname xdp-bench args...
-	local ifn=$1 pid i
-	shift
-	xdp-bench "$@" -i 1 > "$XB_OUT" 2>&1 &
-	pid=$!
-	for i in $(seq 100); do
-		ip link show "$ifn" | grep -q "xdp" && break
-		sleep 0.1
-	done
-	sleep "$SECS"
-	kill -INT "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	# never leave a program behind for the next cell
-	ip link set dev "$ifn" xdp off 2>/dev/null
-	ip link set dev "$ifn" xdpgeneric off 2>/dev/null
-}
-
-xb_rate() {
-	sed -n 's/.*Average packets\/s *: *\([0-9]*\).*/\1/p' "$XB_OUT" | head -n1
-}
-
-XB_OUT=/tmp/xdp-bench.out
-
-
 # Interrupts of interface $1 so far (every vector whose name contains it).
 irqs_of() {
 	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d {
@@ -155,23 +137,69 @@ irqs_of() {
 		/proc/interrupts
 }
 
-# xdp-bench for SECS seconds against traffic; prints "handled offered
-# irqs" (the DUT's interrupts during the cell, to see the cost per frame).
-xdp_cell() { # size command args... (last arg: interface)
-	local size=$1 offered handled i0 i1
-	shift
-	pg_start "$size" "$DUT_MAC"
+# Frames the generator's NIC received so far (XDP_TX and redirected
+# frames come back to it).
+gen_rx() {
+	ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets
+}
+
+# One XDP cell (the program runs on interface ifname). The program is attached before the traffic starts and
+# detached after it stopped: under multi-threaded TCG, re-targeting the XDP
+# dispatcher while another vCPU runs it ends in "Oops: int3" (see
+# selftests/drivers/net/vmx/xdp_lib.sh), whatever the driver.
+# Prints "handled offered irqs": handled = mean of xdp-bench's per-second
+# rate (rx/s, or $XB_UNIT) over the SECS seconds after a 1 s warm-up, offered = pktgen's rate,
+# irqs = the DUT's interrupts in those seconds, back = frames/s the
+# generator received in them.
+XB_OUT=/tmp/xdp-bench.out
+xdp_cell() { # size dst_mac ifname command args...
+	local size=$1 mac=$2 ifn=$3 pid i l0 l1 i0 i1 r0 r1 offered handled
+	shift 3
+	# line-buffered: the per-second lines are counted while it runs
+	stdbuf -oL xdp-bench "$@" -i 1 > "$XB_OUT" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		ip link show "$ifn" | grep -q "xdp" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	pg_start "$size" "$mac"
 	sleep 1
-	i0=$(irqs_of "$DUT")
-	xdp_run "${@: -1}" "$@"
-	i1=$(irqs_of "$DUT")
+	l0=$(wc -l < "$XB_OUT"); i0=$(irqs_of "$DUT"); r0=$(gen_rx)
+	grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
+	if [ -n "${BENCH_PERF:-}" ]; then
+		# where CPU 0 (the DUT's interrupts and NAPI) spends the cell
+		perf record -q -e cpu-clock -C 0 -g -o /tmp/perf.data -- sleep "$SECS" 2>/dev/null
+	else
+		sleep "$SECS"
+	fi
+	l1=$(wc -l < "$XB_OUT"); i1=$(irqs_of "$DUT"); r1=$(gen_rx)
+	grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
 	offered=$(pg_stop)
-	handled=$(xb_rate)
+	sleep 0.5
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	# never leave a program behind for the next cell
+	for i in "$DUT" "$DUT2"; do
+		ip link set dev "$i" xdp off 2>/dev/null
+		ip link set dev "$i" xdpgeneric off 2>/dev/null
+	done
+	handled=$(sed -n "$((l0 + 1)),${l1}p" "$XB_OUT" | grep -E '^[^ ]' |
+		grep -oE "[0-9][0-9,]* ${XB_UNIT:-rx/s}" | tr -d , |
+		awk '{ s += $1; n++ } END { if (n) print int(s / n) }')
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		echo "== $size $* (rates from lines $((l0 + 1))..$l1)" >> "$BENCH_KEEP"
+		cat "$XB_OUT" >> "$BENCH_KEEP"
+		paste /tmp/irq0 /tmp/irq1 | awk '{ print "irq", $1, $NF, $2 + 0, $3 + 0, "->", $(NF/2+2) + 0, $(NF/2+3) + 0 }' >> "$BENCH_KEEP"
+		[ -z "${BENCH_PERF:-}" ] ||
+			perf report -i /tmp/perf.data --no-children --percent-limit 1.5 \
+				--stdio -g none 2>/dev/null | grep -v '^#' | grep . >> "$BENCH_KEEP"
+	fi
 	if [ -z "$handled" ]; then
 		log "no rate from xdp-bench $*:"
 		sed 's/^/  /' "$XB_OUT" >&2
 	fi
-	echo "${handled:-0} ${offered:-0} $((i1 - i0))"
+	echo "${handled:-0} ${offered:-0} $((i1 - i0)) $(((r1 - r0) / SECS))"
 }
 
 tcp_cell() { # ns dst dut-if peer-if mtu dir(-R or "")
@@ -199,21 +227,15 @@ for round in $(seq "$ROUNDS"); do
 					redirect-cpu) args=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
 					*) args=("$t" -m "$mode" "$DUT") ;;
 					esac
-					read -r h o n < <(xdp_cell "$size" "${args[@]}")
-					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"secs\":$SECS}"
+					read -r h o n b < <(xdp_cell "$size" "$DUT_MAC" "$DUT" "${args[@]}")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"back_pps\":$b,\"secs\":$SECS}"
 				done
 			done
 		done
 		# ndo_xdp_xmit: traffic into the second NIC, redirected out of DUT
 		case " $EXTRA " in *" xdp_xmit "*)
-		pg_start 64 "$DUT2_MAC"
-		sleep 1
-		n=$(irqs_of "$DUT")
-		xdp_run "$DUT2" redirect "$DUT2" "$DUT"
-		n=$(( $(irqs_of "$DUT") - n ))
-		o=$(pg_stop)
-		h=$(xb_rate)
-		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"secs\":$SECS}"
+		read -r h o n b < <(XB_UNIT=xmit/s xdp_cell 64 "$DUT2_MAC" "$DUT2" redirect "$DUT2" "$DUT")
+		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"back_pps\":$b,\"secs\":$SECS}"
 		;; esac
 		# skb TX: pktgen on the DUT itself
 		case " $EXTRA " in *" skb_tx "*)

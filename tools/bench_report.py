@@ -61,6 +61,21 @@ def main():
         print(line)
 
     print()
+    print("frames/s back at the generator (XDP_TX, ndo_xdp_xmit; median)")
+    for t, m, s in xdp_keys:
+        if t not in ("tx", "xdp_xmit"):
+            continue
+        parts = []
+        for d in drivers:
+            b, _, _ = med((t, m, s, d), "back_pps")
+            if b is not None:
+                parts.append("%s %d" % (d, b))
+                summary.append({"test": t, "mode": m, "size": s,
+                                "driver": d, "back_pps": b})
+        if parts:
+            print("  %-13s %-6s %4s: %s" % (t, m, s, ", ".join(parts)))
+
+    print()
     print("DUT interrupts per 1000 handled packets (median)")
     for t, m, s in xdp_keys:
         parts = []
