@@ -202,12 +202,12 @@ int vmx_xdp_xmit(struct net_device *nd, int n, struct xdp_frame **frames,
 	sent = vmx_tx_xdp_post(txq, frames, i, false);
 	if (flags & XDP_XMIT_FLUSH)
 		vmx_tx_doorbell(txq);
-	vmx_xdp_unlock(txq);
-
+	/* under the lock: other CPUs may send through this queue too */
 	u64_stats_update_begin(&txq->stats.syncp);
 	txq->stats.s[VMX_TXS_XDP_XMIT] += sent;
 	txq->stats.s[VMX_TXS_XDP_XMIT_ERR] += n - sent;
 	u64_stats_update_end(&txq->stats.syncp);
+	vmx_xdp_unlock(txq);
 	return sent;
 }
 

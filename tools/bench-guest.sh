@@ -152,8 +152,17 @@ gen_rx() {
 # irqs = the DUT's interrupts in those seconds, back = frames/s the
 # generator received in them.
 XB_OUT=/tmp/xdp-bench.out
+# cell_snap: "ns pktgen-sent gen-rx dut-irqs cpu0-busy cpu0-total" now.
+cell_snap() {
+	local sent
+	sent=$(ip netns exec hpeer cat /proc/net/pktgen/gen |
+		sed -n 's/.*pkts-sofar: *\([0-9]*\).*/\1/p' | head -n1)
+	echo "$(date +%s%N) ${sent:-0} $(gen_rx) $(irqs_of "$DUT") $(awk '$1 == "cpu0" {
+		print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)"
+}
+
 xdp_cell() { # size dst_mac ifname command args...
-	local size=$1 mac=$2 ifn=$3 pid i l0 l1 i0 i1 r0 r1 offered handled
+	local size=$1 mac=$2 ifn=$3 pid i l0 l1 a b handled
 	shift 3
 	# line-buffered: the per-second lines are counted while it runs
 	stdbuf -oL xdp-bench "$@" -i 1 > "$XB_OUT" 2>&1 &
@@ -165,7 +174,7 @@ xdp_cell() { # size dst_mac ifname command args...
 	sleep 0.5
 	pg_start "$size" "$mac"
 	sleep 1
-	l0=$(wc -l < "$XB_OUT"); i0=$(irqs_of "$DUT"); r0=$(gen_rx)
+	l0=$(wc -l < "$XB_OUT"); a=$(cell_snap)
 	grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
 	if [ -n "${BENCH_PERF:-}" ]; then
 		# where CPU 0 (the DUT's interrupts and NAPI) spends the cell
@@ -173,9 +182,9 @@ xdp_cell() { # size dst_mac ifname command args...
 	else
 		sleep "$SECS"
 	fi
-	l1=$(wc -l < "$XB_OUT"); i1=$(irqs_of "$DUT"); r1=$(gen_rx)
+	l1=$(wc -l < "$XB_OUT"); b=$(cell_snap)
 	grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
-	offered=$(pg_stop)
+	pg_stop > /dev/null
 	sleep 0.5
 	kill -INT "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
@@ -188,7 +197,7 @@ xdp_cell() { # size dst_mac ifname command args...
 		grep -oE "[0-9][0-9,]* ${XB_UNIT:-rx/s}" | tr -d , |
 		awk '{ s += $1; n++ } END { if (n) print int(s / n) }')
 	if [ -n "${BENCH_KEEP:-}" ]; then
-		echo "== $size $* (rates from lines $((l0 + 1))..$l1)" >> "$BENCH_KEEP"
+		echo "== $size $* (rates from lines $((l0 + 1))..$l1; $a -> $b)" >> "$BENCH_KEEP"
 		cat "$XB_OUT" >> "$BENCH_KEEP"
 		paste /tmp/irq0 /tmp/irq1 | awk '{ print "irq", $1, $NF, $2 + 0, $3 + 0, "->", $(NF/2+2) + 0, $(NF/2+3) + 0 }' >> "$BENCH_KEEP"
 		[ -z "${BENCH_PERF:-}" ] ||
@@ -199,7 +208,11 @@ xdp_cell() { # size dst_mac ifname command args...
 		log "no rate from xdp-bench $*:"
 		sed 's/^/  /' "$XB_OUT" >&2
 	fi
-	echo "${handled:-0} ${offered:-0} $((i1 - i0)) $(((r1 - r0) / SECS))"
+	# handled offered irqs back cpu0 over the window between a and b
+	echo "${handled:-0} $a $b" | awk '{
+		t = ($8 - $2) / 1e9; if (t <= 0) t = 1
+		cpu = ($13 - $7) > 0 ? ($12 - $6) / ($13 - $7) : 0
+		printf "%d %d %d %d %.3f\n", $1, ($9 - $3) / t, $11 - $5, ($10 - $4) / t, cpu }'
 }
 
 tcp_cell() { # ns dst dut-if peer-if mtu dir(-R or "")
@@ -227,15 +240,15 @@ for round in $(seq "$ROUNDS"); do
 					redirect-cpu) args=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
 					*) args=("$t" -m "$mode" "$DUT") ;;
 					esac
-					read -r h o n b < <(xdp_cell "$size" "$DUT_MAC" "$DUT" "${args[@]}")
-					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"back_pps\":$b,\"secs\":$SECS}"
+					read -r h o n b c < <(xdp_cell "$size" "$DUT_MAC" "$DUT" "${args[@]}")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,\"secs\":$SECS}"
 				done
 			done
 		done
 		# ndo_xdp_xmit: traffic into the second NIC, redirected out of DUT
 		case " $EXTRA " in *" xdp_xmit "*)
-		read -r h o n b < <(XB_UNIT=xmit/s xdp_cell 64 "$DUT2_MAC" "$DUT2" redirect "$DUT2" "$DUT")
-		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"back_pps\":$b,\"secs\":$SECS}"
+		read -r h o n b c < <(XB_UNIT=xmit/s xdp_cell 64 "$DUT2_MAC" "$DUT2" redirect "$DUT2" "$DUT")
+		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,\"secs\":$SECS}"
 		;; esac
 		# skb TX: pktgen on the DUT itself
 		case " $EXTRA " in *" skb_tx "*)

@@ -29,11 +29,32 @@ def main():
     drivers = sorted({r["driver"] for r in rows},
                      key=lambda d: (d != "vmx", d))
     summary = []
-    print("XDP (packets/s, median of %d rounds; spread = min..max)"
+
+    # XDP_TX and ndo_xdp_xmit are judged by what reached the generator:
+    # xdp-bench counts frames the program ran on, also those a driver
+    # failed to send.
+    def handled(key):
+        if key[0] in ("tx", "xdp_xmit"):
+            return med(key, "back_pps")
+        return med(key, "handled_pps")
+
+    def cost(key):
+        """CPU 0 microseconds per handled packet (median over rounds)."""
+        vals = []
+        for r in cells.get(key, []):
+            h = r.get("back_pps") if key[0] in ("tx", "xdp_xmit") \
+                else r.get("handled_pps")
+            if h and "cpu0" in r:
+                vals.append(1e6 * r["cpu0"] / h)
+        return statistics.median(vals) if vals else None
+
+    print("XDP, 64/512-byte UDP (packets/s, median of %d rounds; spread ="
+          " min..max; us = CPU-0 microseconds per packet)"
           % max((r["round"] for r in rows), default=0))
     hdr = "%-13s %-6s %4s" % ("test", "mode", "size")
     for d in drivers:
-        hdr += " | %-8s %9s %9s %6s" % (d, "handled", "offered", "loss%")
+        hdr += " | %-8s %8s %15s %8s %5s %5s" % (d, "handled", "(spread)",
+                                                 "offered", "loss%", "us")
     if len(drivers) == 2:
         hdr += " | %s/%s" % tuple(drivers)
     print(hdr)
@@ -44,46 +65,52 @@ def main():
         line = "%-13s %-6s %4s" % (t, m, s)
         hs = []
         for d in drivers:
-            h, lo, hi = med((t, m, s, d), "handled_pps")
-            o, _, _ = med((t, m, s, d), "offered_pps")
+            key = (t, m, s, d)
+            h, lo, hi = handled(key)
+            o, _, _ = med(key, "offered_pps")
             if h is None:
-                line += " | %-8s %9s %9s %6s" % ("", "-", "-", "-")
+                line += " | %-8s %8s %15s %8s %5s %5s" % ("", "-", "", "-",
+                                                          "-", "-")
                 hs.append(None)
                 continue
-            loss = 100.0 * (o - h) / o if o else 0.0
-            line += " | %-8s %9d %9d %6.1f" % ("", h, o, max(loss, 0.0))
+            us = cost(key)
+            loss = 100.0 * (o - h) / o if o and t != "skb_tx" else 0.0
+            line += " | %-8s %8d %15s %8d %5.1f %5s" % (
+                "", h, "(%d..%d)" % (lo, hi), o, max(loss, 0.0),
+                "%.1f" % us if us else "-")
             hs.append(h)
+            xb, _, _ = med(key, "handled_pps")
             summary.append({"test": t, "mode": m, "size": s, "driver": d,
                             "handled_pps": h, "min": lo, "max": hi,
-                            "offered_pps": o})
+                            "offered_pps": o, "xdp_bench_pps": xb,
+                            "cpu0_us_per_pkt": us})
         if len(hs) == 2 and hs[0] and hs[1]:
             line += " | %.2fx" % (hs[0] / hs[1])
         print(line)
 
     print()
-    print("frames/s back at the generator (XDP_TX, ndo_xdp_xmit; median)")
+    print("xdp-bench's own rate for XDP_TX / ndo_xdp_xmit (frames the"
+          " program ran on; median)")
     for t, m, s in xdp_keys:
         if t not in ("tx", "xdp_xmit"):
             continue
         parts = []
         for d in drivers:
-            b, _, _ = med((t, m, s, d), "back_pps")
-            if b is not None:
-                parts.append("%s %d" % (d, b))
-                summary.append({"test": t, "mode": m, "size": s,
-                                "driver": d, "back_pps": b})
-        if parts:
-            print("  %-13s %-6s %4s: %s" % (t, m, s, ", ".join(parts)))
+            v, _, _ = med((t, m, s, d), "handled_pps")
+            if v is not None:
+                parts.append("%s %d" % (d, v))
+        print("  %-13s %-6s %4s: %s" % (t, m, s, ", ".join(parts)))
 
     print()
     print("DUT interrupts per 1000 handled packets (median)")
     for t, m, s in xdp_keys:
         parts = []
         for d in drivers:
-            n, _, _ = med((t, m, s, d), "irqs")
-            h, _, _ = med((t, m, s, d), "handled_pps")
-            secs = max((r.get("secs", 0) for r in cells[(t, m, s, d)]),
-                       default=0) if (t, m, s, d) in cells else 0
+            key = (t, m, s, d)
+            n, _, _ = med(key, "irqs")
+            h, _, _ = handled(key)
+            secs = max((r.get("secs", 0) for r in cells.get(key, [])),
+                       default=0)
             if n is None or not h or not secs:
                 continue
             parts.append("%s %.1f" % (d, 1000.0 * n / (h * secs)))
@@ -91,16 +118,20 @@ def main():
             print("  %-13s %-6s %4s: %s" % (t, m, s, ", ".join(parts)))
 
     print()
-    print("native/skb ratio (XDP handled packets/s)")
+    print("native/skb ratio (handled packets/s; CPU-0 us per packet)")
     for d in drivers:
         for s in sorted({k[2] for k in xdp_keys}):
             parts = []
             for t in ("drop", "pass", "tx", "redirect-cpu"):
-                n, _, _ = med((t, "native", s, d), "handled_pps")
-                k, _, _ = med((t, "skb", s, d), "handled_pps")
+                n, _, _ = handled((t, "native", s, d))
+                k, _, _ = handled((t, "skb", s, d))
+                cn, ck = cost((t, "native", s, d)), cost((t, "skb", s, d))
                 if n and k:
-                    parts.append("%s %.2fx" % (t, n / k))
-            print("  %-8s %4s B: %s" % (d, s, ", ".join(parts)))
+                    parts.append("%s %.2fx%s" % (
+                        t, n / k,
+                        " (%.1f vs %.1f us)" % (cn, ck) if cn and ck else ""))
+            if parts:
+                print("  %-8s %4s B: %s" % (d, s, ", ".join(parts)))
 
     tcp_keys = sorted({(t, m, s) for (t, m, s, _) in cells
                        if t.startswith("tcp")})

@@ -253,6 +253,8 @@ for g in "${SEL[@]}"; do
 	done
 	# shellcheck disable=SC2206
 	opts=(${G_OPTS[$g]})
+	# kernel warnings (KERN_WARNING) in console.log too, not only errors
+	opts+=(--append loglevel=5)
 	IFS=';' read -r -a genv <<< "${G_ENV[$g]:-}"
 	for e in "${genv[@]}"; do
 		opts+=(--env "$e")
