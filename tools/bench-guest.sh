@@ -72,6 +72,14 @@ ip -n hpeer link set lo up
 ip -n hpeer link set gen up
 ip -n hpeer addr add 10.99.0.2/24 dev gen
 
+# pin_irqs REGEX MASK: every interrupt whose name matches REGEX to CPUs MASK.
+pin_irqs() {
+	local irq
+	for irq in $(awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d { sub(":", "", $1); print $1 }' /proc/interrupts); do
+		echo "$2" > "/proc/irq/$irq/smp_affinity" 2>/dev/null
+	done
+}
+
 load_driver() {
 	case $1 in
 	vmx) insmod "$TOP/vmx.ko" ;;
@@ -89,12 +97,8 @@ load_driver() {
 	# The DUT side (DUT and the second NIC, the redirect source) on CPU 0;
 	# the generator side (pktgen, and the generator NIC's interrupts, which
 	# take the XDP_TX and redirected frames back) on CPU 1.
-	for irq in $(awk -v d="$DUT|$DUT2" '$1 ~ /^[0-9]+:$/ && $NF ~ d {sub(":","",$1); print $1}' /proc/interrupts); do
-		echo 1 > "/proc/irq/$irq/smp_affinity" 2>/dev/null
-	done
-	for irq in $(awk -v d="^$GEN_VIRTIO-" '$1 ~ /^[0-9]+:$/ && $NF ~ d {sub(":","",$1); print $1}' /proc/interrupts); do
-		echo 2 > "/proc/irq/$irq/smp_affinity" 2>/dev/null
-	done
+	pin_irqs "$DUT|$DUT2" 1
+	pin_irqs "^$GEN_VIRTIO-" 2
 	for _ in $(seq 50); do
 		[ "$(cat /sys/class/net/$DUT/carrier 2>/dev/null)" = 1 ] && break
 		sleep 0.2
@@ -125,11 +129,9 @@ pg_start() { # size dst_mac
 	PG_PID=$!
 }
 
-pg_stop() { # prints offered pps
+pg_stop() { # the offered rate is measured by cell_snap
 	ip netns exec hpeer bash -c 'echo stop > /proc/net/pktgen/pgctrl'
 	wait "$PG_PID" 2>/dev/null
-	ip netns exec hpeer cat /proc/net/pktgen/gen |
-		sed -n 's/^ *\([0-9]*\)pps.*/\1/p' | head -n1
 }
 
 # Interrupts of interface $1 so far (every vector whose name contains it).
@@ -177,7 +179,7 @@ xdp_cell() { # size dst_mac ifname command args...
 	pg_start "$size" "$mac"
 	sleep 1
 	l0=$(wc -l < "$XB_OUT"); a=$(cell_snap)
-	grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
+	[ -z "${BENCH_KEEP:-}" ] || grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
 	if [ -n "${BENCH_PERF:-}" ]; then
 		# where CPU 0 (the DUT's interrupts and NAPI) spends the cell
 		perf record -q -e cpu-clock -C 0 -g -o /tmp/perf.data -- sleep "$SECS" 2>/dev/null
@@ -185,8 +187,8 @@ xdp_cell() { # size dst_mac ifname command args...
 		sleep "$SECS"
 	fi
 	l1=$(wc -l < "$XB_OUT"); b=$(cell_snap)
-	grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
-	pg_stop > /dev/null
+	[ -z "${BENCH_KEEP:-}" ] || grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
+	pg_stop
 	sleep 0.5
 	kill -INT "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
