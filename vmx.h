@@ -26,6 +26,7 @@
 #define VMX_DEF_RX_RING1	256
 #define VMX_MIN_RING		32
 #define VMX_DEF_QUEUES		8
+#define VMX_NO_VEC		U32_MAX
 
 /*
  * Every RX buffer is one page_pool page; a ring-0 frame starts after the
@@ -179,6 +180,7 @@ struct vmx_txq {
 	u32 comp_next;
 	u32 comp_gen;
 	u32 deferred;		/* wire packets since the last doorbell */
+	u32 kicked;		/* fill index at the last doorbell */
 	u16 qid;
 	bool xdp;		/* carries XDP_TX / ndo_xdp_xmit frames */
 	spinlock_t xdp_lock;	/* ndo_xdp_xmit callers on this queue */
@@ -249,6 +251,8 @@ struct vmx_priv {
 	u8 mask_mode;
 	u32 num_vecs;
 	u32 event_vec;
+	u32 xdp_vec;		/* XDP TX completions, or VMX_NO_VEC */
+	char xdp_irq_name[IFNAMSIZ + 16];
 	struct vmx_qvec qv[VMX_MAX_TX_QUEUES];
 
 	struct vmx_qset qs;
@@ -286,6 +290,11 @@ static inline void vmx_wr_vd(struct vmx_priv *vp, u32 reg, u32 val)
 static inline void vmx_wr_pt(struct vmx_priv *vp, u32 reg, u32 val)
 {
 	writel(val, vp->pt + reg);
+}
+
+static inline void vmx_mask_vec(struct vmx_priv *vp, u32 vec, bool mask)
+{
+	vmx_wr_pt(vp, VMX_REG_IMR(vec), mask);
 }
 
 static inline struct vmx_txq_desc *vmx_txq_desc(struct vmx_priv *vp, u32 q)
@@ -356,6 +365,7 @@ u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 void vmx_xdp_poll_done(struct vmx_rxq *rxq, struct vmx_txq *xtxq,
 		       u32 xdp_flags);
 void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq);
+void vmx_xdp_txq_poll(struct vmx_txq *txq, int budget);
 int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
 		      struct netlink_ext_ack *extack);
 void vmx_xdp_update_features(struct vmx_priv *vp);

@@ -63,17 +63,13 @@ static void vmx_read_mac(struct vmx_priv *vp, u8 *mac)
 
 /* ---- interrupts ---- */
 
-static void vmx_mask_vec(struct vmx_priv *vp, u32 vec, bool mask)
-{
-	vmx_wr_pt(vp, VMX_REG_IMR(vec), mask);
-}
-
+/* The XDP TX vector is only unmasked while frames are in flight. */
 static void vmx_mask_all(struct vmx_priv *vp, bool mask)
 {
 	u32 i;
 
 	for (i = 0; i < vp->num_vecs; i++)
-		vmx_mask_vec(vp, i, mask);
+		vmx_mask_vec(vp, i, mask || i == vp->xdp_vec);
 }
 
 /* Read and acknowledge pending events; the work item acts on them. */
@@ -109,6 +105,20 @@ static irqreturn_t vmx_intr_event(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
+/* Completions of the dedicated XDP TX queues: their NAPIs reclaim them. */
+static irqreturn_t vmx_intr_xdp(int irq, void *data)
+{
+	struct vmx_priv *vp = data;
+	u32 q;
+
+	/* stays masked until a sender leaves frames in flight again */
+	if (vp->mask_mode == VMX_IMM_ACTIVE)
+		vmx_mask_vec(vp, vp->xdp_vec, true);
+	for (q = 0; q < vp->qs.nxdp; q++)
+		napi_schedule_irqoff(&vp->qv[q].napi);
+	return IRQ_HANDLED;
+}
+
 /* MSI or INTx: one vector for queue pair 0 and the events. */
 static irqreturn_t vmx_intr_single(int irq, void *data)
 {
@@ -128,14 +138,19 @@ static int vmx_alloc_vectors(struct vmx_priv *vp, u32 conf_type)
 	struct pci_dev *pdev = vp->pdev;
 	int n;
 
+	vp->xdp_vec = VMX_NO_VEC;
+	/* queue vectors, one for the XDP TX queues, one for events */
 	if (conf_type == VMX_INTR_TYPE_AUTO || conf_type == VMX_INTR_TYPE_MSIX) {
-		n = pci_alloc_irq_vectors(pdev, 2, vp->max_queues + 1,
+		n = pci_alloc_irq_vectors(pdev, 2, vp->max_queues + 2,
 					  PCI_IRQ_MSIX);
 		if (n > 0) {
 			vp->intr_type = VMX_IT_MSIX;
 			vp->num_vecs = n;
 			vp->event_vec = n - 1;
-			vp->max_queues = n - 1;
+			if (n == vp->max_queues + 2)
+				vp->xdp_vec = n - 2;
+			else
+				vp->max_queues = n - 1;
 			return 0;
 		}
 	}
@@ -162,8 +177,10 @@ static void vmx_free_irqs(struct vmx_priv *vp)
 		free_irq(pci_irq_vector(vp->pdev, 0), vp);
 		return;
 	}
-	for (i = 0; i < vp->num_vecs - 1; i++)
+	for (i = 0; i < vp->max_queues; i++)
 		free_irq(pci_irq_vector(vp->pdev, i), &vp->qv[i]);
+	if (vp->xdp_vec != VMX_NO_VEC)
+		free_irq(pci_irq_vector(vp->pdev, vp->xdp_vec), vp);
 	free_irq(pci_irq_vector(vp->pdev, vp->event_vec), vp);
 }
 
@@ -183,7 +200,7 @@ static int vmx_request_irqs(struct vmx_priv *vp)
 					 pci_irq_vector(vp->pdev, 0));
 		return err;
 	}
-	for (i = 0; i < vp->num_vecs - 1; i++) {
+	for (i = 0; i < vp->max_queues; i++) {
 		struct vmx_qvec *qv = &vp->qv[i];
 
 		snprintf(qv->name, sizeof(qv->name), "%s-rxtx-%u", nd->name, i);
@@ -193,10 +210,20 @@ static int vmx_request_irqs(struct vmx_priv *vp)
 			goto err_free;
 		vmx_napi_set_irq(&qv->napi, pci_irq_vector(vp->pdev, i));
 	}
+	if (vp->xdp_vec != VMX_NO_VEC) {
+		snprintf(vp->xdp_irq_name, sizeof(vp->xdp_irq_name),
+			 "%s-xdp-tx", nd->name);
+		err = request_irq(pci_irq_vector(vp->pdev, vp->xdp_vec),
+				  vmx_intr_xdp, 0, vp->xdp_irq_name, vp);
+		if (err)
+			goto err_free;
+	}
 	err = request_irq(pci_irq_vector(vp->pdev, vp->event_vec),
 			  vmx_intr_event, 0, nd->name, vp);
 	if (!err)
 		return 0;
+	if (vp->xdp_vec != VMX_NO_VEC)
+		free_irq(pci_irq_vector(vp->pdev, vp->xdp_vec), vp);
 err_free:
 	while (i--)
 		free_irq(pci_irq_vector(vp->pdev, i), &vp->qv[i]);
@@ -223,10 +250,13 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 	int work = 0;
 
 	vmx_tx_clean(&qs->txq[i], budget);
-	if (i < qs->nxdp)
+	if (i < qs->nxdp) {
 		xq = &qs->txq[qs->nq + i];
-	if (xq)
-		vmx_tx_clean(xq, budget);
+		vmx_xdp_txq_poll(xq, budget);
+		/* the XDP TX vector, if there is one, reports the rest */
+		if (vp->xdp_vec != VMX_NO_VEC)
+			xq = NULL;
+	}
 	if (!budget)
 		return 0;
 
@@ -355,6 +385,31 @@ static void vmx_qset_zero_stats(struct vmx_qset *qs)
 		memset(qs->txq[q].stats.s, 0, sizeof(qs->txq[q].stats.s));
 }
 
+/*
+ * The base (queues no longer in use) plus the XDP TX queues, and with
+ * @stack also the stack's queues. Under stats_lock, which keeps the queue
+ * set from being swapped.
+ */
+static void vmx_sum_queues(struct vmx_priv *vp, u64 *rx, u64 *tx, bool stack)
+{
+	u64 r[VMX_RXS_NUM], t[VMX_TXS_NUM];
+	struct vmx_qset *qs = &vp->qs;
+	u32 q, k;
+
+	memcpy(rx, vp->base.rx, sizeof(vp->base.rx));
+	memcpy(tx, vp->base.tx, sizeof(vp->base.tx));
+	for (q = stack ? 0 : qs->nq; qs->txq && q < qs->nq + qs->nxdp; q++) {
+		vmx_txq_read_stats(&qs->txq[q], t);
+		for (k = 0; k < VMX_TXS_NUM; k++)
+			tx[k] += t[k];
+	}
+	for (q = 0; stack && qs->rxq && q < qs->nq; q++) {
+		vmx_rxq_read_stats(&qs->rxq[q], r);
+		for (k = 0; k < VMX_RXS_NUM; k++)
+			rx[k] += r[k];
+	}
+}
+
 /**
  * vmx_get_base_totals() - counters of queues no longer in use, plus the
  * XDP TX queues, which the stack does not see as queues
@@ -364,45 +419,23 @@ static void vmx_qset_zero_stats(struct vmx_qset *qs)
  */
 void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx)
 {
-	u64 t[VMX_TXS_NUM];
 	unsigned long flags;
-	u32 q, k;
 
 	spin_lock_irqsave(&vp->stats_lock, flags);
-	memcpy(rx, vp->base.rx, sizeof(vp->base.rx));
-	memcpy(tx, vp->base.tx, sizeof(vp->base.tx));
-	if (vp->qs.txq) {
-		for (q = vp->qs.nq; q < vp->qs.nq + vp->qs.nxdp; q++) {
-			vmx_txq_read_stats(&vp->qs.txq[q], t);
-			for (k = 0; k < VMX_TXS_NUM; k++)
-				tx[k] += t[k];
-		}
-	}
+	vmx_sum_queues(vp, rx, tx, false);
 	spin_unlock_irqrestore(&vp->stats_lock, flags);
 }
 
 static void vmx_get_stats64(struct net_device *nd,
 			    struct rtnl_link_stats64 *st)
 {
+	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM], dtx[VMX_DEV_STATS];
 	struct vmx_priv *vp = netdev_priv(nd);
-	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM], t[VMX_TXS_NUM];
-	u64 r[VMX_RXS_NUM], dtx[VMX_DEV_STATS], drx[VMX_DEV_STATS];
+	u64 drx[VMX_DEV_STATS];
 	unsigned long flags;
-	u32 q, k;
 
 	spin_lock_irqsave(&vp->stats_lock, flags);
-	memcpy(rx, vp->base.rx, sizeof(rx));
-	memcpy(tx, vp->base.tx, sizeof(tx));
-	for (q = 0; vp->qs.txq && q < vp->qs.nq + vp->qs.nxdp; q++) {
-		vmx_txq_read_stats(&vp->qs.txq[q], t);
-		for (k = 0; k < VMX_TXS_NUM; k++)
-			tx[k] += t[k];
-	}
-	for (q = 0; vp->qs.rxq && q < vp->qs.nq; q++) {
-		vmx_rxq_read_stats(&vp->qs.rxq[q], r);
-		for (k = 0; k < VMX_RXS_NUM; k++)
-			rx[k] += r[k];
-	}
+	vmx_sum_queues(vp, rx, tx, true);
 	spin_unlock_irqrestore(&vp->stats_lock, flags);
 	if (test_bit(VMX_S_UP, &vp->state))
 		vmx_fold_dev_stats(vp, false);
@@ -641,7 +674,8 @@ static void vmx_write_shared(struct vmx_priv *vp)
 
 	for (q = 0; q < ntx; q++)
 		vmx_txq_write_desc(&qs->txq[q], vmx_txq_desc(vp, q),
-				   vp->qv[q % qs->nq].idx);
+				   q >= qs->nq && vp->xdp_vec != VMX_NO_VEC ?
+				   vp->xdp_vec : vp->qv[q % qs->nq].idx);
 	for (q = 0; q < qs->nq; q++)
 		vmx_rxq_write_desc(&qs->rxq[q], vmx_rxq_desc(vp, q), qs->nq,
 				   vp->qv[q].idx);

@@ -92,6 +92,7 @@ void vmx_txq_start(struct vmx_txq *txq)
 	txq->comp_next = 0;
 	txq->comp_gen = 1;
 	txq->deferred = 0;
+	txq->kicked = 0;
 	txq->nq = NULL;
 	if (!txq->xdp) {
 		txq->nq = netdev_get_tx_queue(txq->vp->netdev, txq->qid);
@@ -161,6 +162,7 @@ void vmx_tx_doorbell(struct vmx_txq *txq)
 
 	WRITE_ONCE(qd->num_deferred, 0);
 	txq->deferred = 0;
+	txq->kicked = txq->fill;
 	/* writel orders the descriptor writes before the MMIO write */
 	vmx_wr_pt(txq->vp, VMX_REG_TXPROD(txq->qid), txq->fill);
 	u64_stats_update_begin(&txq->stats.syncp);

@@ -31,6 +31,9 @@
 #   VMX_TCG_THREAD=single|multi  TCG threading of the guests (default here:
 #                     single; multi-threaded TCG can race with the kernel's
 #                     int3 text patching: static keys, BPF dispatcher).
+#   VMX_APPEND="..."  extra guest kernel arguments for every group, e.g.
+#                     "slub_debug=FZPU page_poison=1 kfence.sample_interval=5"
+#                     when hunting a memory corruption.
 #   VMX_*             passed on into the guests (see lib.sh).
 #
 # Results: RESULTS/<group>/console.log (guest console), <test>.log (TAP),
@@ -255,6 +258,7 @@ for g in "${SEL[@]}"; do
 	opts=(${G_OPTS[$g]})
 	# kernel warnings (KERN_WARNING) in console.log too, not only errors
 	opts+=(--append loglevel=5)
+	[ -n "${VMX_APPEND:-}" ] && opts+=(--append "$VMX_APPEND")
 	IFS=';' read -r -a genv <<< "${G_ENV[$g]:-}"
 	for e in "${genv[@]}"; do
 		opts+=(--env "$e")

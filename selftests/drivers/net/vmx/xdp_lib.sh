@@ -177,6 +177,10 @@ snap() {
 	for f in rx_packets rx_missed_errors rx_dropped tx_packets tx_dropped; do
 		echo "link_$f $(cat "/sys/class/net/$1/statistics/$f")"
 	done
+	# interrupts per vector: irq_<dev>-rxtx-N, irq_<dev>-xdp-tx, irq_<dev>
+	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && ($NF == d || index($NF, d "-") == 1) {
+		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
+		print "irq_" $NF, s }' /proc/interrupts
 }
 peer_snap() {
 	local f
