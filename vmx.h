@@ -260,6 +260,7 @@ struct vmx_priv {
 	bool lro_before_xdp;
 
 	unsigned long state;
+	u64 resets;		/* done by the reset work item */
 	struct work_struct reset_work;
 	struct work_struct event_work;
 	atomic_t events;

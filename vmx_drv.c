@@ -1014,8 +1014,11 @@ static void vmx_reset_work(struct work_struct *w)
 
 	rtnl_lock();
 	clear_bit(VMX_S_RESET_PENDING, &vp->state);
-	netdev_info(vp->netdev, "resetting the device\n");
-	vmx_restart(vp);
+	if (netif_running(vp->netdev)) {
+		netdev_info(vp->netdev, "resetting the device\n");
+		vmx_restart(vp);
+		WRITE_ONCE(vp->resets, vp->resets + 1);
+	}
 	rtnl_unlock();
 }
 

@@ -52,6 +52,7 @@ static const char * const vmx_dev_stats[] = {
 	"dev_rx_lro_pkts",
 	"dev_rx_lro_bytes",
 	"dev_rx_nobuf",
+	"resets",		/* driver: device resets done */
 };
 
 static u32 vmx_ntxq(const struct vmx_priv *vp)
@@ -114,6 +115,7 @@ static void vmx_get_ethtool_stats(struct net_device *nd,
 	*data++ = vp->base.dev_rx[offsetof(struct vmx_rx_stats, lro_bytes) / 8];
 	*data++ = vp->base.dev_rx[offsetof(struct vmx_rx_stats, nobuf_pkts) / 8];
 	spin_unlock_irqrestore(&vp->stats_lock, flags);
+	*data++ = READ_ONCE(vp->resets);
 
 	for (q = 0; q < vmx_nrxq(vp); q++) {
 		vmx_rxq_read_stats(&vp->qs.rxq[q], r);
@@ -243,6 +245,32 @@ static void vmx_set_msglevel(struct net_device *nd, u32 v)
 	((struct vmx_priv *)netdev_priv(nd))->msg_enable = v;
 }
 
+/* What one device reset renews: everything of this function, nothing shared. */
+#define VMX_RESET_PARTS	(ETH_RESET_DMA | ETH_RESET_IRQ | ETH_RESET_FILTER | \
+			 ETH_RESET_OFFLOAD | ETH_RESET_MAC)
+
+/*
+ * ethtool --reset DEV dedicated|all: the recovery the driver runs after a
+ * TX timeout or a bad descriptor (quiesce, reset, activate again with the
+ * same rings, filters, offloads and XDP program), by the same work item.
+ * The parts cannot be reset one by one, so a narrower request is refused.
+ */
+static int vmx_reset(struct net_device *nd, u32 *flags)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	if ((*flags & VMX_RESET_PARTS) != VMX_RESET_PARTS) {
+		netdev_info(nd, "only a whole-device reset is possible (ethtool --reset %s dedicated)\n",
+			    nd->name);
+		return -EOPNOTSUPP;
+	}
+	if (!netif_running(nd))
+		return -ENETDOWN;
+	vmx_schedule_reset(vp);
+	*flags &= ~VMX_RESET_PARTS;
+	return 0;
+}
+
 static const struct ethtool_ops vmx_ethtool_ops = {
 	.get_drvinfo		= vmx_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
@@ -257,6 +285,7 @@ static const struct ethtool_ops vmx_ethtool_ops = {
 	.get_strings		= vmx_get_strings,
 	.get_ethtool_stats	= vmx_get_ethtool_stats,
 	.get_ts_info		= ethtool_op_get_ts_info,
+	.reset			= vmx_reset,
 };
 
 /**

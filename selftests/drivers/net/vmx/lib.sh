@@ -499,6 +499,20 @@ not_backwards() {
 	done
 }
 
+# dut_forced_reset: ethtool --reset DUT dedicated (vmx only), then wait
+# until the driver's "resets" counter moved and the carrier is back.
+dut_resets() { ethtool -S "$DUT" | awk '$1 == "resets:" { print $2 }'; }
+_resets_above() { [ "$(dut_resets)" -gt "$1" ]; }
+dut_forced_reset() {
+	local r0
+	r0=$(dut_resets)
+	[ -n "$r0" ] || { echo "no resets counter in ethtool -S $DUT"; return 1; }
+	ethtool --reset "$DUT" dedicated || return 1
+	wait_for 15 _resets_above "$r0" || { echo "resets still $r0 after 15 s"; return 1; }
+	echo "resets $r0 -> $(dut_resets); $(dmesg | grep 'resetting the device' | tail -n 1)"
+	wait_carrier "$DUT" 10
+}
+
 # ------------------------------------------------------------ teardown
 
 # Lines of the kernel log since this test started.

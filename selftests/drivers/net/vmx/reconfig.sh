@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# reconfig.sh - ring resize and channel changes while TCP traffic runs:
-# each change must succeed, take effect, keep the TCP stream alive and
-# never make the standard counters go backwards.
+# reconfig.sh - ring resize, channel changes and a forced device reset
+# (ethtool --reset) while TCP traffic runs: each change must succeed, take
+# effect, keep the TCP stream alive and never make the standard counters go
+# backwards; a reset narrower than the whole device is refused.
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
 
@@ -59,6 +60,26 @@ if [ "${maxch:-1}" -gt 1 ]; then
 	check "channel change x4 under TCP" under_tcp channel_loop
 else
 	skip "channel change x4 under TCP" "only one channel available"
+fi
+# ethtool --reset: the driver's recovery path (reset work item) on demand.
+reset_narrow_refused() {
+	local r0
+	r0=$(dut_resets)
+	if ethtool --reset "$DUT" mac; then
+		echo "ethtool --reset $DUT mac was accepted"
+		return 1
+	fi
+	sleep 1
+	dmesg | grep "whole-device reset" | tail -n 1
+	[ "$(dut_resets)" = "$r0" ] || { echo "resets $r0 -> $(dut_resets)"; return 1; }
+}
+if [ "$VMX_DRIVER" = vmx ]; then
+	check "ethtool --reset dedicated under TCP: device reset, stream survives" \
+		under_tcp dut_forced_reset
+	check "ethtool --reset mac alone refused, no reset done" reset_narrow_refused
+else
+	skip "ethtool --reset dedicated under TCP" "$VMX_DRIVER has no ethtool reset"
+	skip "ethtool --reset mac alone refused" "$VMX_DRIVER has no ethtool reset"
 fi
 check "traffic after reconfiguration" dut_ping -c 5 -i 0.05 "$PEER_IP"
 

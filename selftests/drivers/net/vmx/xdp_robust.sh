@@ -2,7 +2,8 @@
 # xdp_robust.sh - native XDP under churn: many attach/replace/detach cycles
 # under a ping flood; the program survives ifdown/ifup, ring resize
 # (ethtool -G), channel changes (ethtool -L) and an MTU change within the
-# XDP limit, still listed by "ip link" and still run by the traffic;
+# XDP limit and a forced reset (ethtool --reset), still listed by "ip link"
+# and still run by the traffic;
 # rmmod with a program attached while pktgen traffic is bounced by XDP_TX;
 # no page_pool left holding pages, no kernel warning.
 # VMX_XDP_CYCLES sets the number of attach/replace/detach cycles (500),
@@ -135,6 +136,8 @@ if xdp_attach "$DUT" xdp_pass; then
 		skip "program survives ethtool -L back up" "only one channel available"
 	fi
 	check_pp_settled "page_pools of removed queues freed" 10
+	check "program survives a forced reset (ethtool --reset dedicated, the reset work item)" \
+		survives "forced reset" dut_forced_reset
 	PING_ARGS="-s 2900 -M do" check "program survives MTU 3000 (within the XDP limit), 2928-byte pings run through it" \
 		survives "MTU 3000" mtu3000
 	set_mtu_both 1500 >/dev/null
