@@ -499,6 +499,11 @@ not_backwards() {
 	done
 }
 
+# dut_revision: the negotiated device revision (ethtool -i), or nothing.
+dut_revision() {
+	ethtool -i "$DUT" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p'
+}
+
 # dut_forced_reset: ethtool --reset DUT dedicated (vmx only), then wait
 # until the driver's "resets" counter moved and the carrier is back.
 dut_resets() { ethtool -S "$DUT" | awk '$1 == "resets:" { print $2 }'; }

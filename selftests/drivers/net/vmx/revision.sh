@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 
 vmx_setup
 
-rev=$(ethtool -i "$DUT" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p')
+rev=$(dut_revision)
 check "ethtool -i reports the negotiated revision" test -n "$rev"
 log "negotiated revision: ${rev:-unknown}"
 

@@ -110,18 +110,15 @@ bounce_check() {
 
 # Frames of up to one data ring entry (128 B) arrive through the RX data
 # ring (revision 3+) and are copied into a page_pool page for XDP.
-data_ring_frames() {
-	ethtool -S "$DUT" | awk '/rx[0-9]+_data_ring:/ {s += $2} END {print s + 0}'
-}
 data_ring_bounce() {
 	local d0 d1
-	d0=$(data_ring_frames)
+	d0=$(estat "$DUT" 'rx[0-9]+_data_ring')
 	XDP_SIZES=60,64,100,128 bounce_check $XDP_PORT_TX 16 swap || return 1
-	d1=$(data_ring_frames)
+	d1=$(estat "$DUT" 'rx[0-9]+_data_ring')
 	echo "rxN_data_ring +$((d1 - d0))"
 	[ $((d1 - d0)) -ge 16 ]
 }
-rev=$(ethtool -i "$DUT" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p')
+rev=$(dut_revision)
 
 if xdp_attach "$DUT" xdp_tx; then
 	check "XDP_TX: 44 frames 60..1514 B come back with swapped MACs, exact bytes" \
