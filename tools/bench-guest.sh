@@ -9,12 +9,19 @@
 #      BENCH_DRIVERS ("vmx vmxnet3"), BENCH_TCP (1), BENCH_MTUS ("1500 3000 9000")
 #      BENCH_XDP ("drop pass tx redirect-cpu"), BENCH_MODES ("native skb"),
 #      BENCH_EXTRA ("xdp_xmit skb_tx"): subsets, for looking at one cell.
+#      BENCH_LOAD (40000): the fixed-load cells' rate in packets/s, below
+#      what either driver handles: native XDP and ndo_xdp_xmit at that one
+#      offered rate, where the drivers differ only in what a packet costs
+#      (mode "@RATE" in the output); BENCH_LOAD=0 leaves them out.
 #      BENCH_KEEP=FILE: append every cell's xdp-bench output to FILE;
 #      BENCH_PERF=1 adds a perf profile of CPU 0 (the DUT's NAPI) per cell.
 #
 # Each measurement is one JSON line: round, driver, test, mode, size,
 # handled_pps, offered_pps, irqs (the DUT's interrupts in the cell), or
-# mbit for TCP.
+# mbit for TCP; host_dut/host_gen/host_main/host_all: host CPU (cores) used
+# by QEMU's DUT vCPU thread, generator vCPU thread, main loop and the whole
+# process in the cell (tools/bench.sh shares the host's /proc into the
+# guest read-only for this; 0 when it is not there).
 set -u
 OUT=${1:?usage: bench-guest.sh OUT.jsonl}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -26,6 +33,7 @@ MTUS=${BENCH_MTUS:-1500 3000 9000}
 XDP_TESTS=${BENCH_XDP:-drop pass tx redirect-cpu}
 MODES=${BENCH_MODES:-native skb}
 EXTRA=${BENCH_EXTRA:-xdp_xmit skb_tx}
+LOAD=${BENCH_LOAD:-40000}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 # appended to: tools/bench.sh boots one guest per round
 touch "$OUT"
@@ -34,6 +42,35 @@ FIRST=${BENCH_FIRST_ROUND:-1}
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 
 log() { echo "bench: $*" >&2; }
+
+# Host CPU time of QEMU's threads, read from the host's /proc (exported by
+# tools/bench.sh as the 9p tag "hostproc"): what a packet costs the host,
+# unlike guest CPU time, does not grow when the host deschedules a vCPU.
+HP=/run/hostproc
+HTASK_DUT="" HTASK_GEN="" HTASK_MAIN=""
+mkdir -p "$HP"
+if mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,ro hostproc "$HP" 2>/dev/null; then
+	QPID=$(readlink "$HP/self")
+	for t in "$HP/$QPID"/task/*; do
+		case $(cat "$t/comm") in
+		"CPU 0/"*) HTASK_DUT=$t ;;
+		"CPU 1/"*) HTASK_GEN=$t ;;
+		esac
+	done
+	HTASK_MAIN=$HP/$QPID/task/$QPID
+fi
+[ -n "$HTASK_DUT" ] || log "no host /proc (or unnamed QEMU threads): host CPU columns will be 0"
+
+# host_snap: "dut gen main all" nanoseconds of host CPU so far.
+host_snap() {
+	[ -n "$HTASK_DUT" ] || { echo 0 0 0 0; return; }
+	local all=0 t v
+	for t in "$HP/$QPID"/task/*; do
+		read -r v _ < "$t/schedstat" 2>/dev/null && all=$((all + v))
+	done
+	echo "$(cut -d' ' -f1 "$HTASK_DUT/schedstat") $(cut -d' ' -f1 "$HTASK_GEN/schedstat")" \
+		"$(cut -d' ' -f1 "$HTASK_MAIN/schedstat") $all"
+}
 emit() { echo "$1" >> "$OUT"; }
 
 # PCI order: 0 tap vmxnet3, 1 tap virtio, 2 hub vmxnet3 (DUT), 3 hub vmxnet3
@@ -114,13 +151,16 @@ unload_driver() {
 
 pg() { echo "$2" > "/proc/net/pktgen/$1"; }
 
-# pktgen from the generator (netns hpeer) at full speed until pg_stop.
-pg_start() { # size dst_mac
+# pktgen from the generator (netns hpeer) until pg_stop: at full speed, or
+# paced to RATE packets/s (bursts of 32, one every 32/RATE seconds).
+pg_start() { # size dst_mac [rate]
+	local delay=0
+	[ -z "${3:-}" ] || delay=$((32 * 1000000000 / $3))
 	ip netns exec hpeer bash -c "
 		echo rem_device_all > /proc/net/pktgen/kpktgend_1
 		echo add_device gen > /proc/net/pktgen/kpktgend_1
 		p=/proc/net/pktgen/gen
-		echo 'count 0' > \$p; echo 'delay 0' > \$p
+		echo 'count 0' > \$p; echo 'delay $delay' > \$p
 		echo 'clone_skb 1000' > \$p; echo 'burst 32' > \$p
 		echo 'pkt_size $(( $1 - 4 ))' > \$p
 		echo 'dst 10.99.0.1' > \$p; echo 'dst_mac $2' > \$p
@@ -156,13 +196,18 @@ gen_rx() {
 # irqs = the DUT's interrupts in those seconds, back = frames/s the
 # generator received in them.
 XB_OUT=/tmp/xdp-bench.out
-# cell_snap: "ns pktgen-sent gen-rx dut-irqs cpu0-busy cpu0-total" now.
+# cell_snap: "ns pktgen-sent gen-rx dut-irqs cpu0-busy cpu0-total host-dut
+# host-gen host-main host-all" now.
 cell_snap() {
 	local sent
 	sent=$(ip netns exec hpeer cat /proc/net/pktgen/gen |
 		sed -n 's/.*pkts-sofar: *\([0-9]*\).*/\1/p' | head -n1)
 	echo "$(date +%s%N) ${sent:-0} $(gen_rx) $(irqs_of "$DUT") $(awk '$1 == "cpu0" {
-		print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)"
+		print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat) $(host_snap)"
+}
+
+host_json() { # dut gen main all -> JSON members, each followed by a comma
+	printf '"host_dut":%s,"host_gen":%s,"host_main":%s,"host_all":%s,' "$@"
 }
 
 xdp_cell() { # size dst_mac ifname command args...
@@ -176,7 +221,7 @@ xdp_cell() { # size dst_mac ifname command args...
 		sleep 0.1
 	done
 	sleep 0.5
-	pg_start "$size" "$mac"
+	pg_start "$size" "$mac" "${CELL_RATE:-}"
 	sleep 1
 	l0=$(wc -l < "$XB_OUT"); a=$(cell_snap)
 	[ -z "${BENCH_KEEP:-}" ] || grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
@@ -212,11 +257,14 @@ xdp_cell() { # size dst_mac ifname command args...
 		log "no rate from xdp-bench $*:"
 		sed 's/^/  /' "$XB_OUT" >&2
 	fi
-	# handled offered irqs back cpu0 over the window between a and b
+	# handled offered irqs back cpu0 host-dut host-gen host-main host-all
+	# over the window between a and b
 	echo "${handled:-0} $a $b" | awk '{
-		t = ($8 - $2) / 1e9; if (t <= 0) t = 1
-		cpu = ($13 - $7) > 0 ? ($12 - $6) / ($13 - $7) : 0
-		printf "%d %d %d %d %.3f\n", $1, ($9 - $3) / t, $11 - $5, ($10 - $4) / t, cpu }'
+		t = ($12 - $2) / 1e9; if (t <= 0) t = 1
+		cpu = ($17 - $7) > 0 ? ($16 - $6) / ($17 - $7) : 0
+		printf "%d %d %d %d %.3f %.3f %.3f %.3f %.3f\n", $1, ($13 - $3) / t,
+			$15 - $5, ($14 - $4) / t, cpu, ($18 - $8) / 1e9 / t,
+			($19 - $9) / 1e9 / t, ($20 - $10) / 1e9 / t, ($21 - $11) / 1e9 / t }'
 }
 
 tcp_cell() { # ns dst dut-if peer-if mtu dir(-R or "")
@@ -244,15 +292,33 @@ for round in $(seq "$FIRST" $((FIRST + ROUNDS - 1))); do
 					redirect-cpu) args=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
 					*) args=("$t" -m "$mode" "$DUT") ;;
 					esac
-					read -r h o n b c < <(xdp_cell "$size" "$DUT_MAC" "$DUT" "${args[@]}")
-					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,\"secs\":$SECS}"
+					read -r h o n b c hd hg hm ha < <(xdp_cell "$size" "$DUT_MAC" "$DUT" "${args[@]}")
+					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"handled_pps\":$h,\"offered_pps\":$o,\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,$(host_json "$hd" "$hg" "$hm" "$ha")\"secs\":$SECS}"
 				done
 			done
 		done
+		# the same offered load for both drivers: what a packet costs
+		if [ "$LOAD" -gt 0 ]; then
+			for t in $XDP_TESTS xdp_xmit; do
+				case $t in
+				redirect-cpu) args=(-c 0 -r drop "$DUT") ;;
+				xdp_xmit) args=("$DUT2" "$DUT") ;;
+				*) args=("$DUT") ;;
+				esac
+				if [ "$t" = xdp_xmit ]; then
+					read -r h o n b c hd hg hm ha < <(CELL_RATE=$LOAD XB_UNIT=xmit/s \
+						xdp_cell 64 "$DUT2_MAC" "$DUT2" redirect "${args[@]}")
+				else
+					read -r h o n b c hd hg hm ha < <(CELL_RATE=$LOAD \
+						xdp_cell 64 "$DUT_MAC" "$DUT" "$t" -m native "${args[@]}")
+				fi
+				emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"$t\",\"mode\":\"@$LOAD\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,$(host_json "$hd" "$hg" "$hm" "$ha")\"secs\":$SECS}"
+			done
+		fi
 		# ndo_xdp_xmit: traffic into the second NIC, redirected out of DUT
 		case " $EXTRA " in *" xdp_xmit "*)
-		read -r h o n b c < <(XB_UNIT=xmit/s xdp_cell 64 "$DUT2_MAC" "$DUT2" redirect "$DUT2" "$DUT")
-		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,\"secs\":$SECS}"
+		read -r h o n b c hd hg hm ha < <(XB_UNIT=xmit/s xdp_cell 64 "$DUT2_MAC" "$DUT2" redirect "$DUT2" "$DUT")
+		emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"xdp_xmit\",\"mode\":\"native\",\"size\":64,\"handled_pps\":${h:-0},\"offered_pps\":${o:-0},\"irqs\":$n,\"back_pps\":$b,\"cpu0\":$c,$(host_json "$hd" "$hg" "$hm" "$ha")\"secs\":$SECS}"
 		;; esac
 		# skb TX: pktgen on the DUT itself
 		case " $EXTRA " in *" skb_tx "*)

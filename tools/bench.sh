@@ -29,7 +29,7 @@ for v in $(compgen -e | grep '^BENCH_' | grep -v '^BENCH_ROUNDS$'); do
 done
 failed=0
 for r in $(seq "$rounds"); do
-	tools/vm.sh --kernel "${BENCH_KERNEL:-6.12}" --tap "${envs[@]}" \
+	tools/vm.sh --kernel "${BENCH_KERNEL:-6.12}" --tap --hostproc "${envs[@]}" \
 		--env BENCH_ROUNDS=1 --env BENCH_FIRST_ROUND="$r" \
 		--nic vmxnet3 --nic vmxnet3 --nic virtio --timeout 3600 --quiet \
 		--log "results/bench-$stamp-r$r.log" -- tools/bench-guest.sh "$raw" ||

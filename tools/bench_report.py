@@ -117,6 +117,43 @@ def main():
         if parts:
             print("  %-13s %-6s %4s: %s" % (t, m, s, ", ".join(parts)))
 
+    def host_cost(key, field):
+        """Host CPU microseconds of QEMU thread(s) @field per packet."""
+        vals = []
+        for r in cells.get(key, []):
+            h = r.get("back_pps") if key[0] in ("tx", "xdp_xmit") \
+                else r.get("handled_pps")
+            if h and r.get(field):
+                vals.append(1e6 * r[field] / h)
+        return statistics.median(vals) if vals else None
+
+    if any(r.get("host_dut") for r in rows):
+        print()
+        print("Host CPU microseconds per handled packet (median): QEMU's DUT"
+              " vCPU thread (guest CPU 0: driver, NAPI, XDP and the device"
+              " work its doorbells start) / the whole QEMU process")
+        for t, m, s in xdp_keys:
+            parts, duts = [], []
+            for d in drivers:
+                key = (t, m, s, d)
+                hd = host_cost(key, "host_dut")
+                ha = host_cost(key, "host_all")
+                if hd is None or ha is None:
+                    continue
+                duts.append(hd)
+                parts.append("%s %5.2f / %5.2f" % (d, hd, ha))
+                for e in summary:
+                    if (e.get("test"), e.get("mode"), e.get("size"),
+                            e.get("driver")) == key:
+                        e["host_dut_us_per_pkt"] = hd
+                        e["host_all_us_per_pkt"] = ha
+            if parts:
+                ratio = ""
+                if len(duts) == 2 and duts[1]:
+                    ratio = " | DUT thread %.2fx" % (duts[0] / duts[1])
+                print("  %-13s %-6s %4s: %s%s" % (t, m, s, ", ".join(parts),
+                                                  ratio))
+
     print()
     print("native/skb ratio (handled packets/s; CPU-0 us per packet)")
     for d in drivers:

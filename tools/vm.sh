@@ -21,6 +21,10 @@
 #                   device id nicN, so that "device_del nicN" on the monitor
 #                   hot-unplugs it.
 #   --monitor PATH  QEMU HMP monitor on unix socket PATH (e.g. for device_del).
+#   --hostproc      share the host's /proc read-only as 9p tag "hostproc"
+#                   (the benchmark reads QEMU's own threads' CPU time from it:
+#                   /proc/self there is QEMU; its vCPU threads are named
+#                   "CPU n/TCG" or "CPU n/KVM").
 #   --iommu         shorthand: -device intel-iommu before the NICs, and
 #                   "intel_iommu=on iommu.strict=1" on the kernel command line.
 #   --append ARGS   extra kernel command line (swiotlb=force, pci=nomsi, ...).
@@ -98,6 +102,7 @@ while [ $# -gt 0 ]; do
 		shift ;;
 	--tap) TAP=1 ;;
 	--hotplug) HOTPLUG=1 ;;
+	--hostproc) QEMU_EXTRA+=(-virtfs local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap) ;;
 	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
 	--iommu) QEMU_EXTRA+=(-device intel-iommu)
 		APPEND="$APPEND intel_iommu=on iommu.strict=1" ;;
@@ -328,7 +333,8 @@ if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
 	case " ${QEMU_EXTRA[*]} " in *intel-iommu*) MACHINE="q35,kernel-irqchip=split" ;; esac
 fi
 
-QEMU=(qemu-system-x86_64 -nodefaults -machine "$MACHINE" "${ACCEL[@]}"
+QEMU=(qemu-system-x86_64 -nodefaults -name vmx,debug-threads=on
+      -machine "$MACHINE" "${ACCEL[@]}"
       -smp "$SMP" -m "$MEM" -display none -no-reboot
       -kernel "$VMLINUZ" -initrd "$INITRD"
       -append "console=ttyS0 quiet panic=-1 rdinit=/init $APPEND"
