@@ -15,6 +15,7 @@
 #      (mode "@RATE" in the output); BENCH_LOAD=0 leaves them out.
 #      BENCH_KEEP=FILE: append every cell's xdp-bench output to FILE;
 #      BENCH_PERF=1 adds a perf profile of CPU 0 (the DUT's NAPI) per cell.
+#      BENCH_PERF_LIMIT (1.5): smallest share (%) of a symbol in that profile.
 #
 # Each measurement is one JSON line: round, driver, test, mode, size,
 # handled_pps, offered_pps, irqs (the DUT's interrupts in the cell), or
@@ -250,7 +251,7 @@ xdp_cell() { # size dst_mac ifname command args...
 		cat "$XB_OUT" >> "$BENCH_KEEP"
 		paste /tmp/irq0 /tmp/irq1 | awk '{ print "irq", $1, $NF, $2 + 0, $3 + 0, "->", $(NF/2+2) + 0, $(NF/2+3) + 0 }' >> "$BENCH_KEEP"
 		[ -z "${BENCH_PERF:-}" ] ||
-			perf report -i /tmp/perf.data --no-children --percent-limit 1.5 \
+			perf report -i /tmp/perf.data --no-children --percent-limit "${BENCH_PERF_LIMIT:-1.5}" \
 				--stdio -g none 2>/dev/null | grep -v '^#' | grep . >> "$BENCH_KEEP"
 	fi
 	if [ -z "$handled" ]; then
