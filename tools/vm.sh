@@ -102,7 +102,7 @@ while [ $# -gt 0 ]; do
 		shift ;;
 	--tap) TAP=1 ;;
 	--hotplug) HOTPLUG=1 ;;
-	--hostproc) QEMU_EXTRA+=(-virtfs local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap) ;;
+	--hostproc) QEMU_EXTRA+=(-virtfs "local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap") ;;
 	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
 	--iommu) QEMU_EXTRA+=(-device intel-iommu)
 		APPEND="$APPEND intel_iommu=on iommu.strict=1" ;;
@@ -333,12 +333,12 @@ if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
 	case " ${QEMU_EXTRA[*]} " in *intel-iommu*) MACHINE="q35,kernel-irqchip=split" ;; esac
 fi
 
-QEMU=(qemu-system-x86_64 -nodefaults -name vmx,debug-threads=on
+QEMU=(qemu-system-x86_64 -nodefaults -name "vmx,debug-threads=on"
       -machine "$MACHINE" "${ACCEL[@]}"
       -smp "$SMP" -m "$MEM" -display none -no-reboot
       -kernel "$VMLINUZ" -initrd "$INITRD"
       -append "console=ttyS0 quiet panic=-1 rdinit=/init $APPEND"
-      -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+      -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
       -virtfs "local,path=$PROJ,mount_tag=vmxproj,security_model=none,multidevs=remap"
       -virtfs "local,path=$RUN,mount_tag=vmxrun,security_model=none,multidevs=remap")
 if [ -n "$MONITOR" ]; then
