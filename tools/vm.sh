@@ -309,6 +309,9 @@ trap 'exit 130' INT TERM
 
 {
 	printf 'export VMX_GUEST_PROJ=%q\n' "$PROJ"
+	# the tests work around known QEMU device-model bugs by version
+	printf 'export VMX_QEMU_VERSION=%q\n' \
+		"$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9.]*\).*/\1/p')"
 	while IFS='=' read -r k _; do
 		[[ "$k" == VMX_* || "$k" == TESTS ]] || continue
 		printf 'export %s=%q\n' "$k" "${!k}"
