@@ -13,7 +13,10 @@
 #      what either driver handles: native XDP and ndo_xdp_xmit at that one
 #      offered rate, where the drivers differ only in what a packet costs
 #      (mode "@RATE" in the output); BENCH_LOAD=0 leaves them out.
-#      BENCH_KEEP=FILE: append every cell's xdp-bench output to FILE;
+#      BENCH_KEEP=FILE: append every cell's xdp-bench output, interrupt
+#      counts and the receiving NIC's moved ethtool -S counters to FILE;
+#      BENCH_RING=N: RX ring 0 size of the DUT and the second NIC
+#      (ethtool -G rx N; default: each driver's own, 1024 for both).
 #      BENCH_PERF=1 adds a perf profile of CPU 0 (the DUT's NAPI) per cell.
 #      BENCH_PERF_LIMIT (1.5): smallest share (%) of a symbol in that profile.
 #
@@ -130,6 +133,10 @@ load_driver() {
 	ip link set "$TDUT" mtu 9000 up
 	ip addr add 10.98.0.1/24 dev "$TDUT"
 	ip addr add 10.99.0.1/24 dev "$DUT"
+	if [ -n "${BENCH_RING:-}" ]; then
+		ethtool -G "$DUT" rx "$BENCH_RING" || log "ethtool -G $DUT rx $BENCH_RING refused"
+		ethtool -G "$DUT2" rx "$BENCH_RING" || log "ethtool -G $DUT2 rx $BENCH_RING refused"
+	fi
 	ip link set "$DUT" up
 	ip link set "$DUT2" up
 	# The DUT side (DUT and the second NIC, the redirect source) on CPU 0;
@@ -225,7 +232,10 @@ xdp_cell() { # size dst_mac ifname command args...
 	pg_start "$size" "$mac" "${CELL_RATE:-}"
 	sleep 1
 	l0=$(wc -l < "$XB_OUT"); a=$(cell_snap)
-	[ -z "${BENCH_KEEP:-}" ] || grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		grep -E 'eth|virtio' /proc/interrupts > /tmp/irq0
+		ethtool -S "$ifn" > /tmp/est0 2>/dev/null
+	fi
 	if [ -n "${BENCH_PERF:-}" ]; then
 		# where CPU 0 (the DUT's interrupts and NAPI) spends the cell
 		perf record -q -e cpu-clock -C 0 -g -o /tmp/perf.data -- sleep "$SECS" 2>/dev/null
@@ -233,7 +243,10 @@ xdp_cell() { # size dst_mac ifname command args...
 		sleep "$SECS"
 	fi
 	l1=$(wc -l < "$XB_OUT"); b=$(cell_snap)
-	[ -z "${BENCH_KEEP:-}" ] || grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
+		ethtool -S "$ifn" > /tmp/est1 2>/dev/null
+	fi
 	pg_stop
 	sleep 0.5
 	kill -INT "$pid" 2>/dev/null
@@ -250,6 +263,11 @@ xdp_cell() { # size dst_mac ifname command args...
 		echo "== $size $* (rates from lines $((l0 + 1))..$l1; $a -> $b)" >> "$BENCH_KEEP"
 		cat "$XB_OUT" >> "$BENCH_KEEP"
 		paste /tmp/irq0 /tmp/irq1 | awk '{ print "irq", $1, $NF, $2 + 0, $3 + 0, "->", $(NF/2+2) + 0, $(NF/2+3) + 0 }' >> "$BENCH_KEEP"
+		# the counters of the receiving NIC that moved in the window
+		# (names may hold spaces: the in-tree driver's "pkts rx out of buf")
+		paste /tmp/est0 /tmp/est1 2>/dev/null | tr '\t' '\n' |
+			sed -E 's/^ +//; s/ /_/g; s/:_*/ /' | paste - - |
+			awk -v i="$ifn" 'NF == 4 && $4 != $2 { print "stat", i, $1, $4 - $2 }' >> "$BENCH_KEEP"
 		[ -z "${BENCH_PERF:-}" ] ||
 			perf report -i /tmp/perf.data --no-children --percent-limit "${BENCH_PERF_LIMIT:-1.5}" \
 				--stdio -g none 2>/dev/null | grep -v '^#' | grep . >> "$BENCH_KEEP"
