@@ -122,6 +122,7 @@ pin_irqs() {
 }
 
 load_driver() {
+	local i
 	case $1 in
 	vmx) insmod "$TOP/vmx.ko" ;;
 	*) modprobe "$1" ;;
@@ -133,10 +134,9 @@ load_driver() {
 	ip link set "$TDUT" mtu 9000 up
 	ip addr add 10.98.0.1/24 dev "$TDUT"
 	ip addr add 10.99.0.1/24 dev "$DUT"
-	if [ -n "${BENCH_RING:-}" ]; then
-		ethtool -G "$DUT" rx "$BENCH_RING" || log "ethtool -G $DUT rx $BENCH_RING refused"
-		ethtool -G "$DUT2" rx "$BENCH_RING" || log "ethtool -G $DUT2 rx $BENCH_RING refused"
-	fi
+	for i in ${BENCH_RING:+"$DUT" "$DUT2"}; do
+		ethtool -G "$i" rx "$BENCH_RING" || log "ethtool -G $i rx $BENCH_RING refused"
+	done
 	ip link set "$DUT" up
 	ip link set "$DUT2" up
 	# The DUT side (DUT and the second NIC, the redirect source) on CPU 0;

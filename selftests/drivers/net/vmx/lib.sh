@@ -324,6 +324,12 @@ set_mtu_both() {
 	wait_carrier "$DUT" 10
 }
 
+# peer_has_tso: the virtio peer offers TSO, i.e. its QEMU backend takes a
+# vnet header (the --tap topology); on a hub it sends MTU-sized frames only.
+peer_has_tso() {
+	pexec ethtool -k "$PEER" | grep -q '^tcp-segmentation-offload: on'
+}
+
 # qemu_tso_fragments: true when the DUT's TSO frames leave QEMU as IPv4
 # fragments rather than TCP segments. QEMU segments in software when the
 # backend takes no vnet header (a hub, where the virtio peer has no TSO
@@ -334,7 +340,7 @@ set_mtu_both() {
 qemu_tso_fragments() {
 	local v=${VMX_QEMU_VERSION:-}
 	[[ "$v" == [0-9]* ]] || return 1
-	pexec ethtool -k "$PEER" | grep -q '^tcp-segmentation-offload: on' && return 1
+	peer_has_tso && return 1
 	[ "${v%%.*}" -lt 8 ]
 }
 

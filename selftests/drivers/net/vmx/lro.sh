@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 vmx_setup
 
 # On a hub the peer never sends more than its MTU: nothing to aggregate.
-if ! pexec ethtool -k "$PEER" | grep -q '^tcp-segmentation-offload: on'; then
+if ! peer_has_tso; then
 	skip "LRO tests" "peer has no TSO (not a --tap topology)"
 	vmx_done
 fi
