@@ -60,7 +60,9 @@
 #
 # The initramfs (busybox-static + 9p/overlay modules of that kernel) is built
 # on demand and cached in .cache/initramfs/ (rebuilt when stale).
-# KVM is used when /dev/kvm is usable, TCG (multi-threaded, -cpu max) if not.
+# KVM is used when a probe boot proves /dev/kvm runs a guest (remembered per
+# host boot in .cache/kvm-probe.*), TCG (-cpu max) if not; VMX_ACCEL=kvm|tcg
+# forces either.
 #
 # Examples:
 #   tools/vm.sh -- uname -r
@@ -214,6 +216,8 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
 . /run/vmx/env
+# the checkout may live under /tmp or /run, now fresh tmpfs mounts
+mkdir -p "$VMX_GUEST_PROJ"
 mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
 hostname vmx-guest
 ip link set lo up
@@ -327,9 +331,45 @@ else
 fi
 
 # ---------------------------------------------------------------- qemu
+# kvm_ok: does KVM run a guest here? /dev/kvm may exist and still refuse
+# Debian kernels (kvm_pvm: nested PVM). Only a boot proves it: the kernel
+# must print its banner within 30 s. The answer is kept per host boot.
+kvm_ok() {
+	local boot f out
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || { KVM_WHY="no usable /dev/kvm"; return 1; }
+	boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
+	f=$CACHE/kvm-probe.$boot
+	if [ ! -s "$f" ]; then
+		rm -f "$CACHE"/kvm-probe.*
+		out=$(timeout -k 5 30 qemu-system-x86_64 -nodefaults -machine q35 \
+			-accel kvm -cpu host -m 256 -display none -no-reboot \
+			-kernel "$VMLINUZ" -append "console=ttyS0 panic=-1" \
+			-serial stdio </dev/null 2>&1 | head -c 65536)
+		if grep -q "Linux version" <<<"$out"; then
+			echo ok >"$f"
+		else
+			echo "failed: $(grep -m1 -iE 'error|fail|assert' <<<"$out" | cut -c1-120)" >"$f"
+		fi
+	fi
+	KVM_WHY=$(cat "$f")
+	[ "$KVM_WHY" = ok ]
+}
+
 ACCEL=(-accel "tcg,thread=$TCG_THREAD" -cpu max)
 MACHINE=q35
-if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
+use_kvm=0
+case "${VMX_ACCEL:-auto}" in
+kvm) use_kvm=1 ;;
+tcg) ;;
+auto)
+	if kvm_ok; then
+		use_kvm=1
+	elif [ -e /dev/kvm ]; then
+		echo "$ME: /dev/kvm does not run a guest here ($KVM_WHY); using TCG (VMX_ACCEL=kvm|tcg forces)" >&2
+	fi ;;
+*) die "VMX_ACCEL: kvm, tcg or auto, not '$VMX_ACCEL'" ;;
+esac
+if [ $use_kvm = 1 ]; then
 	ACCEL=(-accel kvm -cpu host)
 	# An intel-iommu with interrupt remapping needs the split irqchip
 	# under KVM; TCG has no in-kernel irqchip at all.
