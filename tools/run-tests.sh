@@ -18,6 +18,11 @@
 #   xdp       6.12, hub NICs: native XDP (actions, redirect, xdp-bench, churn)
 #   xdp61     6.1,  hub NICs: XDP actions and redirects on the old kernel
 #   xdpdma    6.12, swiotlb=force: XDP actions, redirects, churn
+#   hotplug   6.12, hub NICs each behind a pcie-root-port (--hotplug), so
+#             tests can "device_del nicN" (not in the default list until its
+#             tests exist)
+# Every group boots with --guest-monitor: tests reach the QEMU monitor with
+# lib.sh's hmp ("set_link nic1 off", "device_del nic2" under --hotplug).
 #
 # Environment:
 #   VMX_DRIVER=vmx|vmxnet3  driver under test (default vmx). vmxnet3 runs the
@@ -67,6 +72,8 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma)
+# Defined, run only when named, until their tests exist.
+EXTRA_GROUPS=(hotplug)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 # On 6.1 the compat layer is what differs: probe/remove, data path, ethtool
@@ -93,14 +100,20 @@ G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh"
 # XDP_TX and ndo_xdp_xmit map and sync through bounce buffers.
 G_KERNEL[xdpdma]=6.12;  G_OPTS[xdpdma]="$HUB3 --append swiotlb=force"
 G_TESTS[xdpdma]="xdp_basic.sh xdp_redirect.sh xdp_robust.sh"
+# Hot unplug and device link events: NICs behind pcie-root-ports; the tests
+# drive QEMU's monitor through hmp (every group has --guest-monitor).
+G_KERNEL[hotplug]=6.12; G_OPTS[hotplug]="$HUB3 --hotplug"
+G_TESTS[hotplug]="link_events.sh hotplug.sh"
 
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
 list_groups() {
 	local g
-	for g in "${ALL_GROUPS[@]}"; do
+	for g in "${ALL_GROUPS[@]}" "${EXTRA_GROUPS[@]}"; do
 		printf '%-8s kernel %-5s %s\n         tests: %s\n' "$g" "${G_KERNEL[$g]}" \
 			"${G_OPTS[$g]}" "$(echo ${G_TESTS[$g]})"
+		case " ${ALL_GROUPS[*]} " in *" $g "*) ;;
+		*) echo "         (only when named: not in the default run)" ;; esac
 		[ -z "${G_ENV[$g]:-}" ] || printf '         env: %s\n' "${G_ENV[$g]}"
 	done
 }
@@ -113,7 +126,7 @@ while [ $# -gt 0 ]; do
 	-*) echo "run-tests: unknown option $1" >&2; exit 2 ;;
 	*)
 		[ -n "${G_KERNEL[$1]+x}" ] ||
-			{ echo "run-tests: unknown group '$1' (have: ${ALL_GROUPS[*]})" >&2; exit 2; }
+			{ echo "run-tests: unknown group '$1' (have: ${ALL_GROUPS[*]} ${EXTRA_GROUPS[*]})" >&2; exit 2; }
 		SEL+=("$1") ;;
 	esac
 	shift
@@ -256,6 +269,8 @@ for g in "${SEL[@]}"; do
 	done
 	# shellcheck disable=SC2206
 	opts=(${G_OPTS[$g]})
+	# the QEMU monitor for the tests (lib.sh hmp): cheap, so everywhere
+	opts+=(--guest-monitor)
 	# kernel warnings (KERN_WARNING) in console.log too, not only errors
 	opts+=(--append loglevel=5)
 	[ -n "${VMX_APPEND:-}" ] && opts+=(--append "$VMX_APPEND")

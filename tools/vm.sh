@@ -21,6 +21,14 @@
 #                   device id nicN, so that "device_del nicN" on the monitor
 #                   hot-unplugs it.
 #   --monitor PATH  QEMU HMP monitor on unix socket PATH (e.g. for device_del).
+#   --guest-monitor give the guest the QEMU monitor: a virtio-serial port
+#                   named "vmx.monitor" (added after the NICs, so their PCI
+#                   addresses do not move) relayed by tools/hmp-relay.py to
+#                   QEMU's QMP socket; the guest writes "ID<TAB>HMP command"
+#                   lines and reads the output framed by "vmx-hmp-begin ID" /
+#                   "vmx-hmp-end ID RC" (lib.sh: hmp, have_hmp). Sets
+#                   VMX_GUEST_MONITOR=1 in the guest. Combine with --hotplug
+#                   for "device_del nicN".
 #   --hostproc      share the host's /proc read-only as 9p tag "hostproc"
 #                   (the benchmark reads QEMU's own threads' CPU time from it:
 #                   /proc/self there is QEMU; its vCPU threads are named
@@ -80,6 +88,7 @@ NICS=()
 TAP=0
 HOTPLUG=0
 MONITOR=
+GUEST_MON=0
 APPEND=
 QEMU_EXTRA=()
 SMP=2
@@ -106,6 +115,7 @@ while [ $# -gt 0 ]; do
 	--hotplug) HOTPLUG=1 ;;
 	--hostproc) QEMU_EXTRA+=(-virtfs "local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap") ;;
 	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
+	--guest-monitor) GUEST_MON=1 ;;
 	--iommu) QEMU_EXTRA+=(-device intel-iommu)
 		APPEND="$APPEND intel_iommu=on iommu.strict=1" ;;
 	--append) [ $# -ge 2 ] || die "--append needs a value"; APPEND="$APPEND $2"; shift ;;
@@ -219,6 +229,9 @@ mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
 # the checkout may live under /tmp or /run, now fresh tmpfs mounts
 mkdir -p "$VMX_GUEST_PROJ"
 mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
+# the QEMU monitor port (vm.sh --guest-monitor); virtio_console is a
+# module on 6.1 and nothing autoloads modules here
+[ "${VMX_GUEST_MONITOR:-0}" = 1 ] && modprobe virtio_console
 hostname vmx-guest
 ip link set lo up
 # Keep netstamp_needed_key enabled for the guest's life: every ping and
@@ -303,9 +316,13 @@ fi
 RUN=$(mktemp -d "$CACHE/runs/run.XXXXXX") || fatal "mktemp failed"
 NETNS=
 QPID=
+RELAY_PID=
+SOCKDIR=
 cleanup() {
 	[ -n "$QPID" ] && kill "$QPID" 2>/dev/null
+	[ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null
 	[ -n "$NETNS" ] && ip netns del "$NETNS" 2>/dev/null
+	[ -n "$SOCKDIR" ] && rm -rf "$SOCKDIR"
 	rm -rf "$RUN"
 }
 trap cleanup EXIT
@@ -323,6 +340,7 @@ trap 'exit 130' INT TERM
 	for e in "${ENVS[@]}"; do
 		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
 	done
+	echo "export VMX_GUEST_MONITOR=$GUEST_MON"
 } >"$RUN/env"
 if [ ${#CMD[@]} -gt 0 ]; then
 	{ printf '%q ' "${CMD[@]}"; echo; } >"$RUN/cmd"
@@ -417,6 +435,18 @@ fi
 for n in "${NICS[@]}"; do
 	add_nic "$n" "hubport,id=n$((nicno + 1)),hubid=0"
 done
+# After the NICs, so that their PCI addresses stay what they are without it.
+# Unix socket paths are limited to 108 bytes: keep them short, in /tmp.
+if [ $GUEST_MON = 1 ]; then
+	SOCKDIR=$(mktemp -d /tmp/vmx-mon.XXXXXX) || fatal "mktemp failed"
+	# shellcheck disable=SC2054  # commas inside QEMU option values
+	QEMU+=(-qmp "unix:$SOCKDIR/qmp,server=on,wait=off"
+	       -chardev "socket,id=vmxmon,path=$SOCKDIR/port,server=on,wait=off"
+	       -device virtio-serial-pci,id=vmxser
+	       -device virtserialport,bus=vmxser.0,name=vmx.monitor,chardev=vmxmon)
+	python3 "$TOOLS_DIR/hmp-relay.py" "$SOCKDIR/qmp" "$SOCKDIR/port" </dev/null &
+	RELAY_PID=$!
+fi
 
 RUNNER=()
 if [ $TAP = 1 ]; then

@@ -551,6 +551,49 @@ dut_forced_reset() {
 	wait_carrier "$DUT" 10
 }
 
+# ------------------------------------------------------------ QEMU monitor
+
+# hmp_port: /dev node of the virtio-serial port "vmx.monitor" that
+# tools/vm.sh --guest-monitor relays to QEMU's monitor (no udev here: the
+# name is only in sysfs; devtmpfs made the node).
+hmp_port() {
+	local p n
+	for p in /sys/class/virtio-ports/*; do
+		[ -r "$p/name" ] || continue
+		read -r n < "$p/name"
+		[ "$n" = vmx.monitor ] && [ -c "/dev/${p##*/}" ] &&
+			{ echo "/dev/${p##*/}"; return 0; }
+	done
+	return 1
+}
+
+# have_hmp: the guest can reach the QEMU monitor.
+have_hmp() { hmp_port >/dev/null; }
+
+# hmp CMD...: run one HMP command on the QEMU monitor (e.g. hmp "set_link
+# nic1 off", hmp "device_del nic2"; NIC ids are nicN in PCI order) and print
+# its output. Returns 2 when there is no monitor channel or no reply within
+# VMX_HMP_TIMEOUT seconds (default 30), 1 when QEMU refused the command or
+# printed an error ("Error: Device 'nic9' not found", "unknown command"),
+# 0 otherwise.
+hmp() {
+	local port fd line tag="$$.$RANDOM" state=0 rc=2
+	port=$(hmp_port) ||
+		{ echo "hmp: no QEMU monitor channel (tools/vm.sh --guest-monitor)"; return 2; }
+	exec {fd}<>"$port" || return 2
+	printf '%s\t%s\n' "$tag" "$*" >&"$fd"
+	while IFS= read -r -t "${VMX_HMP_TIMEOUT:-30}" line <&"$fd"; do
+		case "$line" in
+		"vmx-hmp-begin $tag") state=1 ;;
+		"vmx-hmp-end $tag "*) rc=${line##* }; state=2; break ;;
+		*) [ $state = 1 ] && printf '%s\n' "$line" ;;
+		esac
+	done
+	exec {fd}>&-
+	[ $state = 2 ] || { echo "hmp: no reply to '$*'"; return 2; }
+	return "$rc"
+}
+
 # ------------------------------------------------------------ teardown
 
 # Lines of the kernel log since this test started.
@@ -611,3 +654,138 @@ _vmx_on_exit() {
 trap _vmx_on_exit EXIT
 trap 'exit 1' INT TERM
 
+
+# ---- H5 helpers ----
+# Queue statistics over the netdev netlink family (qstats-get, kernel
+# 6.10+), read with nlstats.py as user nobody: the request needs no
+# privilege, so any local user can make the driver answer it.
+VMX_NLSTATS=$VMX_LIB_DIR/nlstats.py
+
+# nl_qstats dev|queue IF: nlstats.py's output for IF (see nlstats.py).
+nl_qstats() {
+	local idx
+	idx=$(cat "/sys/class/net/$2/ifindex") || return 1
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env PYTHONDONTWRITEBYTECODE=1 python3 "$VMX_NLSTATS" "$1" "$idx"
+}
+
+# have_qstats: this kernel answers qstats-get (6.1 has no netdev family).
+have_qstats() {
+	nl_qstats dev lo >/dev/null 2>&1
+	[ $? != 2 ]
+}
+
+# qstats_totals IF: device-scope "rx-packets tx-packets rx-bytes tx-bytes"
+# of IF (the order of dut_counters, for not_backwards); fails when one is
+# missing or the dump failed.
+qstats_totals() {
+	local out
+	out=$(nl_qstats dev "$1") || { printf '%s\n' "$out"; return 1; }
+	printf '%s\n' "$out" | awk '{ v[$1] = $2 }
+		END { n = split("rx-packets tx-packets rx-bytes tx-bytes", k, " ")
+		      for (i = 1; i <= n; i++) {
+			if (!(k[i] in v)) { print "no " k[i] " in qstats-get"; exit 1 }
+			printf "%s%s", v[k[i]], (i < n ? " " : "\n") } }'
+}
+
+# kernel_oopsed: an Oops/BUG since the test started (printed).
+kernel_oopsed() {
+	dmesg_since_start | grep -E -A 20 'Oops|BUG:|general protection fault' | head -n 40 | grep .
+}
+
+# vmx_abort_wedged WHY: the kernel is wedged (e.g. an oops holding rtnl,
+# after which every ip/ethtool/rmmod would hang): one failed subtest, the
+# plan, and exit without vmx_done's cleanup.
+vmx_abort_wedged() {
+	fail "kernel still usable" "$1"
+	_vmx_done=1
+	trap - EXIT
+	echo "1..$_vmx_n"
+	log "$VMX_TEST: $_vmx_pass passed, $_vmx_fail failed, $_vmx_skip skipped (aborted)"
+	exit $KSFT_FAIL
+}
+
+# ---- H2 helpers ----
+# Counters and what the device lets in (moved here from xdp_lib.sh so that
+# the non-XDP tests use the same ones).
+
+mac_of() { cat "/sys/class/net/$1/address"; }
+peer_mac() { pexec cat "/sys/class/net/$PEER/address"; }
+
+# estat IF REGEX: sum of the ethtool -S counters whose whole name matches
+# REGEX (e.g. 'rx[0-9]+_xdp_drop'); 0 when none matches.
+estat() {
+	ethtool -S "$1" | awk -v re="^($2)$" '
+		{ n = $1; sub(":$", "", n) } n ~ re { s += $2 } END { printf "%d\n", s }'
+}
+
+# link_stat IF FIELD (this netns) / peer_link_stat FIELD: rtnl counters.
+link_stat() { stat_of "$1" "$2"; }
+peer_link_stat() { pexec cat "/sys/class/net/$PEER/statistics/$1"; }
+
+# snap IF: "name value" per ethtool -S counter of IF (this netns), plus
+# every rtnl counter (/sys/class/net/IF/statistics) as link_<name> and the
+# interrupts per vector: irq_<dev>-rxtx-N, irq_<dev>-xdp-tx, irq_<dev>.
+snap() {
+	local f v
+	ethtool -S "$1" | awk -F': *' 'NR > 1 { gsub(/^ +/, "", $1); print $1, $2 }'
+	for f in /sys/class/net/"$1"/statistics/*; do
+		read -r v < "$f" && echo "link_${f##*/} $v"
+	done
+	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && ($NF == d || index($NF, d "-") == 1) {
+		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
+		print "irq_" $NF, s }' /proc/interrupts
+}
+peer_snap() {
+	local f
+	for f in rx_packets rx_dropped rx_missed_errors tx_packets; do
+		echo "link_$f $(peer_link_stat $f)"
+	done
+}
+
+# sdelta BEFORE AFTER REGEX: summed change of the counters named REGEX.
+sdelta() {
+	awk -v re="^($3)$" 'FNR == NR { b[$1] = $2; next }
+		$1 ~ re { s += $2 - b[$1] } END { printf "%d\n", s }' "$1" "$2"
+}
+
+# smoved BEFORE AFTER: print "name before -> after" for every counter of
+# two snaps that changed (names in both); fails when one did.
+smoved() {
+	awk 'FNR == NR { b[$1] = $2; next }
+		($1 in b) && b[$1] != $2 { print $1, b[$1], "->", $2; m = 1 }
+		END { exit m }' "$1" "$2"
+}
+
+# near A B PCT [SLACK]: |A - B| <= B * PCT / 100 + SLACK
+near() {
+	local d=$(($1 - $2))
+	[ $d -lt 0 ] && d=$((-d))
+	[ $((d * 100)) -le $(($2 * $3 + ${4:-0} * 100)) ]
+}
+
+# rx_probe N DST PORT [FILTER]: the peer sends N datagrams to DST:PORT
+# (the peer's routes and neighbour entries choose the frame: a static
+# entry sends to any MAC, a VLAN interface tags). Sets RX_CAP to what a
+# capture on DUT without promiscuous mode saw (FILTER, default "udp dst
+# port PORT"): the frames the device let in, since the capture sees them
+# before the stack drops frames for another host or VLAN; and RX_DRV to
+# the change of DUT's rx_packets, the driver's count of the same.
+RX_CAP=0
+RX_DRV=0
+rx_probe() {
+	local n=$1 dst=$2 port=$3 f=${4:-"udp dst port $3"} r0
+	r0=$(stat_of "$DUT" rx_packets)
+	cap_start "$DUT" "$f" > /dev/null || return 1
+	udp_send --ns "$PEER_NS" "$dst" "$port" "$n" || return 1
+	RX_CAP=$(cap_stop)
+	RX_DRV=$(($(stat_of "$DUT" rx_packets) - r0))
+	echo "$n datagrams to $dst:$port: tcpdump -p '$f' on $DUT saw $RX_CAP, rx_packets +$RX_DRV"
+}
+
+# rx_reaches N DST PORT [FILTER]: all N datagrams reached the driver.
+rx_reaches() { rx_probe "$@" || return 1; [ "$RX_CAP" -ge "$1" ] && [ "$RX_DRV" -ge "$1" ]; }
+
+# rx_filtered N DST PORT [FILTER]: the device let none of them in (fewer
+# than N other frames may arrive meanwhile).
+rx_filtered() { rx_probe "$@" || return 1; [ "$RX_CAP" = 0 ] && [ "$RX_DRV" -lt "$1" ]; }
