@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# netconsole.sh - netconsole (netpoll) through the DUT, with a native XDP
+# program attached and traffic running. netpoll transmits with interrupts
+# off and, when the TX queue is busy or locked, polls every NAPI instance
+# of the device with budget 0; in that mode a driver may only complete skb
+# TX (Documentation/networking/napi.rst): no RX, no XDP completions, no
+# page_pool returns. Checks: kernel messages written while idle and under
+# load (iperf3 TCP out of the DUT, XDP_TX bounces of pktgen frames from the
+# peer) arrive at a UDP listener in the peer netns, and the kernel log has
+# no WARNING/BUG/page_pool complaint.
+# vmx-timeout: 300
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/xdp_lib.sh"
+
+NC_PORT=6666
+M=${VMX_NC_MESSAGES:-200}
+
+xdp_setup
+DUT_MAC=$(mac_of "$DUT")
+PEER_MAC=$(peer_mac)
+NCLOG=$VMX_TMP/netconsole.log
+DEVKMSG=$(sysctl -n kernel.printk_devkmsg)
+nc_restore() {
+	sysctl -qw kernel.printk_devkmsg="$DEVKMSG"
+	rmmod netconsole 2>/dev/null
+}
+
+_nc_listening() { pexec ss -Hlun "sport = :$NC_PORT" | grep -q .; }
+nc_setup() {
+	bg_start pexec socat -u "UDP-RECV:$NC_PORT" "OPEN:$NCLOG,creat,append"
+	wait_for 10 _nc_listening || { echo "no UDP listener on $NC_PORT in the peer"; return 1; }
+	# user space writes to /dev/kmsg are rate-limited (10 per 5 s) by default
+	sysctl -qw kernel.printk_devkmsg=on || return 1
+	modprobe netconsole "netconsole=6665@$DUT_IP/$DUT,$NC_PORT@$PEER_IP/$PEER_MAC" || return 1
+	dmesg | grep -E 'netconsole' | tail -n 3
+	[ -d /sys/module/netconsole ]
+}
+if ! modinfo netconsole >/dev/null 2>&1; then
+	skip "netconsole through $DUT" "no netconsole module for kernel $(uname -r)"
+	vmx_done
+fi
+check "netconsole on $DUT -> $PEER_IP:$NC_PORT ($PEER_MAC)" nc_setup || { nc_restore; vmx_done; }
+
+# burst TAG: M KERN_WARNING messages (they reach every console at the
+# suite's loglevel=5 too), then wait until the peer has them all (at most
+# 20 s) and print how many arrived; fails when one is missing.
+got() { grep -c "vmx-nc $1 " "$NCLOG" 2>/dev/null; }
+_got_all() { [ "$(got "$1")" -ge "$M" ]; }
+burst() {
+	local i
+	for i in $(seq "$M"); do
+		echo "<4>vmx-nc $1 $i of $M" > /dev/kmsg
+	done
+	wait_for 20 _got_all "$1"
+	echo "$(got "$1") of $M messages tagged $1 arrived at the peer"
+	_got_all "$1"
+}
+check "$M messages through netconsole, idle" burst idle
+
+# ------------------------------------------------ XDP attached, traffic
+check "xdp_tx attached natively" xdp_attach "$DUT" xdp_tx
+check "$M messages through netconsole, XDP attached, idle" burst xdpidle
+
+under_load() {
+	local x0 x1 rc=0 ipf
+	pktgen_setup "$DUT_MAC" 0 60 "$XDP_PORT_TX" || return 1
+	_pg "$PEER" "delay 20000"	# about 50 kpps at most
+	iperf_server_start 5201 || return 1
+	timeout 60 iperf3 -c "$PEER_IP" -p 5201 -t 15 -P 2 > "$VMX_TMP/iperf-nc.log" 2>&1 &
+	ipf=$!
+	x0=$(estat "$DUT" 'rx[0-9]+_xdp_tx')
+	pktgen_start
+	sleep 2
+	burst load || rc=1
+	burst load2 || rc=1
+	pktgen_stop
+	wait "$ipf" || { echo "iperf3 failed:"; tail -n 5 "$VMX_TMP/iperf-nc.log"; rc=1; }
+	grep -E 'sender|receiver' "$VMX_TMP/iperf-nc.log"
+	x1=$(estat "$DUT" 'rx[0-9]+_xdp_tx')
+	echo "rxN_xdp_tx +$((x1 - x0)) during the bursts; pktgen sent $(pktgen_sent)"
+	[ $((x1 - x0)) -gt 0 ] || { echo "no XDP_TX traffic ran"; rc=1; }
+	return $rc
+}
+check "messages through netconsole under iperf3 + XDP_TX load" under_load
+check "ping after the load" peer_ping -c 3 -i 0.2 "$DUT_IP"
+check "no page_pool/XDP complaints in the kernel log" dmesg_xdp_clean
+check "xdp_tx detached" xdp_detach "$DUT"
+nc_restore
+
+vmx_done
