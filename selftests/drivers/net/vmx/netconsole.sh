@@ -6,8 +6,11 @@
 # TX (Documentation/networking/napi.rst): no RX, no XDP completions, no
 # page_pool returns. Checks: kernel messages written while idle and under
 # load (iperf3 TCP out of the DUT, XDP_TX bounces of pktgen frames from the
-# peer) arrive at a UDP listener in the peer netns, and the kernel log has
-# no WARNING/BUG/page_pool complaint.
+# peer) arrive at a UDP listener in the peer netns, the kernel log has no
+# WARNING/BUG/page_pool complaint, and a function_graph trace of
+# netpoll_poll_dev (netpoll's budget-0 NAPI polls) shows no XDP frame
+# return, page_pool put or RX work below it. A non-debug kernel does not
+# warn about those by itself, hence the trace.
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"
@@ -61,6 +64,40 @@ check "$M messages through netconsole, idle" burst idle
 check "xdp_tx attached natively" xdp_attach "$DUT" xdp_tx
 check "$M messages through netconsole, XDP attached, idle" burst xdpidle
 
+# function_graph of everything netpoll_poll_dev calls, while the load runs.
+TR=/sys/kernel/tracing
+trace_start() {
+	[ -e "$TR/current_tracer" ] || mount -t tracefs nodev "$TR" || return 1
+	grep -qw function_graph "$TR/available_tracers" || { echo "no function_graph tracer"; return 1; }
+	echo 0 > "$TR/tracing_on"
+	echo 4096 > "$TR/buffer_size_kb"
+	echo netpoll_poll_dev > "$TR/set_graph_function" || return 1
+	echo function_graph > "$TR/current_tracer" || return 1
+	echo > "$TR/trace"
+	echo 1 > "$TR/tracing_on"
+}
+trace_stop() {
+	echo 0 > "$TR/tracing_on"
+	cat "$TR/trace" > "$VMX_TMP/netpoll.trace"
+	echo nop > "$TR/current_tracer"
+	echo > "$TR/set_graph_function"
+}
+# Calls that budget 0 forbids: XDP frame returns and page_pool puts (XDP
+# completions), RX processing.
+NP_BAD='xdp_return_frame|xdp_flush_frame_bulk|page_pool_(put|recycle|return)|napi_gro_receive|netif_receive_skb|vmx_rx_poll|vmx_xdp_reclaim|bpf_prog_run_xdp'
+NP_POLLS=0
+budget0_clean() {
+	local bad
+	NP_POLLS=$(grep -c 'netpoll_poll_dev()' "$VMX_TMP/netpoll.trace")
+	echo "netpoll_poll_dev ran $NP_POLLS times under the load"
+	bad=$(grep -E "$NP_BAD" "$VMX_TMP/netpoll.trace")
+	[ -z "$bad" ] && return 0
+	echo "called below netpoll_poll_dev (budget 0): $(printf '%s\n' "$bad" | grep -oE "$NP_BAD" | sort | uniq -c | xargs)"
+	printf '%s\n' "$bad" | head -n 10
+	grep -m1 -B 30 -E "$NP_BAD" "$VMX_TMP/netpoll.trace" | tail -n 30
+	return 1
+}
+
 under_load() {
 	local x0 x1 rc=0 ipf
 	pktgen_setup "$DUT_MAC" 0 60 "$XDP_PORT_TX" || return 1
@@ -71,8 +108,10 @@ under_load() {
 	x0=$(estat "$DUT" 'rx[0-9]+_xdp_tx')
 	pktgen_start
 	sleep 2
+	trace_start || { echo "cannot trace netpoll_poll_dev"; rc=1; }
 	burst load || rc=1
 	burst load2 || rc=1
+	trace_stop
 	pktgen_stop
 	wait "$ipf" || { echo "iperf3 failed:"; tail -n 5 "$VMX_TMP/iperf-nc.log"; rc=1; }
 	grep -E 'sender|receiver' "$VMX_TMP/iperf-nc.log"
@@ -82,6 +121,12 @@ under_load() {
 	return $rc
 }
 check "messages through netconsole under iperf3 + XDP_TX load" under_load
+if [ -s "$VMX_TMP/netpoll.trace" ] && ! grep -q 'netpoll_poll_dev()' "$VMX_TMP/netpoll.trace"; then
+	skip "netpoll's budget-0 polls did only skb TX completions" \
+		"netpoll never had to poll $DUT during the load (its TX queue was never busy)"
+else
+	check "netpoll's budget-0 polls did only skb TX completions (function_graph)" budget0_clean
+fi
 check "ping after the load" peer_ping -c 3 -i 0.2 "$DUT_IP"
 check "no page_pool/XDP complaints in the kernel log" dmesg_xdp_clean
 check "xdp_tx detached" xdp_detach "$DUT"

@@ -35,7 +35,7 @@ if [ -z "$SLABS" ]; then
 		"guest not booted with swiotlb=N,force (tools/vm.sh --append swiotlb=4096,force)"
 	vmx_done
 fi
-log "swiotlb pool: $SLABS slabs ($((SLABS * 2 / 1024)) MB), forced; $(dmesg | grep -m1 'software IO TLB' | sed 's/^\[[^]]*\] //')"
+log "swiotlb pool: $SLABS slabs ($((SLABS * 2 / 1024)) MB), forced; $(dmesg | grep -m1 'software IO TLB: mapped' | sed 's/^\[[^]]*\] //')"
 check "driver $VMX_DRIVER bound" dut_up_driver || vmx_done
 
 # vmx_lines: the driver's kernel log lines since the test started.
