@@ -8,7 +8,8 @@
 #                        Debian 6.1 and 6.12 header tree
 #   make check           W=1 + sparse (C=2) builds, warnings are errors
 #   make demo            main job: boot a guest, load vmx, attach XDP, traffic
-#   make test            the whole test suite in guests
+#   make test            make check, then the whole test suite in guests
+#                        (tools/run-tests.sh; a check warning is a failure)
 #   make bench           the benchmark (not a test)
 
 SRC := $(CURDIR)

@@ -12,6 +12,16 @@
 # guest crashed or was killed). Between tests it removes the peer netns and
 # unloads the driver under test, so each test starts from the same state.
 # One progress line per test goes to stdout (the guest console).
+#
+# mode.sh, when run first (tools/run-tests.sh puts it there), proves the
+# guest runs in the group's mode; if it fails, the other tests are not run
+# and each is recorded as a failure ("not run: group mode not in effect").
+#
+# After the last test, OUTDIR/kernel_log.log (+ .rc), a TAP result of its
+# own: the kernel log outside the tests' "vmx-selftest: begin/end" markers
+# (boot, between tests, after the last test) checked with lib.sh's
+# kernel_log_bad; a test killed before its end marker leaves the rest of
+# its log to this check.
 set -u
 
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR TEST..." >&2; exit 2; }
@@ -19,6 +29,12 @@ OUT=$1
 shift
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../selftests/drivers/net/vmx" && pwd)
 mkdir -p "$OUT" || exit 2
+# kernel_log_bad and its regexes only
+# shellcheck source=../selftests/drivers/net/vmx/lib.sh
+# shellcheck disable=SC2034  # read by lib.sh
+VMX_LIB_LOGCHECK_ONLY=1
+source "$DIR/lib.sh" || exit 2
+unset VMX_LIB_LOGCHECK_ONLY
 
 {
 	echo "kernel: $(uname -r)"
@@ -37,11 +53,23 @@ cleanup_between() {
 	esac
 }
 
+# not_run NAME WHY: record NAME as a failed test that never ran.
+not_run() {
+	echo "not ok 1 $1 # not run: $2" > "$OUT/$1.log"
+	echo "1 0" > "$OUT/$1.rc"
+	echo "vmx-suite: $1: not run ($2)"
+}
+
+mode_failed=
 for t in "$@"; do
 	name=${t%.sh}
 	script=$DIR/$name.sh
 	log=$OUT/$name.log
 	rm -f "$OUT/$name.rc"
+	if [ -n "$mode_failed" ]; then
+		not_run "$name" "group mode not in effect"
+		continue
+	fi
 	if [ ! -f "$script" ]; then
 		echo "not ok 1 $name # no such test: $script" > "$log"
 		echo "1 0" > "$OUT/$name.rc"
@@ -62,7 +90,31 @@ for t in "$@"; do
 	printf 'vmx-suite: %-14s exit %-3s %4ss  %s\n' "$name" "$rc" "$secs" \
 		"$(grep -c '^ok ' "$log") ok, $(grep -c '^not ok ' "$log") not ok"
 	cleanup_between
+	[ "$name" = mode ] && [ "$rc" != 0 ] && mode_failed=1
 done
+
+# The kernel log outside every test's own window.
+outside_tests() {
+	dmesg -r 2>/dev/null | awk '
+		/vmx-selftest: begin / { inside = 1; next }
+		/vmx-selftest: end / { inside = 0; next }
+		!inside { print }'
+}
+bad=$(outside_tests | kernel_log_bad)
+{
+	echo "TAP version 13"
+	if [ -n "$bad" ]; then
+		echo "not ok 1 kernel log clean outside the tests (boot, between tests, after the last)"
+		printf '%s\n' "$bad" | head -n 40 | sed 's/^/#   /'
+		rc=1
+	else
+		echo "ok 1 kernel log clean outside the tests (boot, between tests, after the last)"
+		rc=0
+	fi
+	echo "1..1"
+} > "$OUT/kernel_log.log"
+echo "$rc 0" > "$OUT/kernel_log.rc"
+printf 'vmx-suite: %-14s exit %-3s\n' kernel_log "$rc"
 dmesg > "$OUT/dmesg.txt" 2>&1
 # Which interrupt mode (MSI-X, MSI, IO-APIC INTx) the NICs ended up with.
 cat /proc/interrupts > "$OUT/interrupts.txt" 2>&1

@@ -21,6 +21,8 @@
 #   hotplug   6.12, hub NICs each behind a pcie-root-port (--hotplug), so
 #             tests can "device_del nicN" (not in the default list until its
 #             tests exist)
+#   smp8      6.12, --smp 8, hub NICs: 8 channels (not in the default list
+#             until its tests exist)
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
 # lib.sh's hmp ("set_link nic1 off", "device_del nic2" under --hotplug).
 #
@@ -31,6 +33,9 @@
 #   TESTS="a.sh b.sh" run only these tests (in the selected groups).
 #   SKIP_SETUP=1      do not run tools/setup.sh.
 #   SKIP_BUILD=1      do not run make.
+#   SKIP_CHECK=1      do not run make check (W=1 + sparse; otherwise run
+#                     after the build, before any guest; a warning counts
+#                     as one failure).
 #   RESULTS=DIR       results directory (default results/<date-time>).
 #   VERBOSE=1         copy every guest console to stdout.
 #   VMX_TCG_THREAD=single|multi  TCG threading of the guests (default here:
@@ -41,13 +46,23 @@
 #                     when hunting a memory corruption.
 #   VMX_*             passed on into the guests (see lib.sh).
 #
-# Results: RESULTS/<group>/console.log (guest console), <test>.log (TAP),
+# Every group names its mode (VMX_MODE in its env: msix, msi, intx,
+# swiotlb, iommu, hotplug, monitor); mode.sh runs first and proves it, or the
+# rest of the group is not run. Each group also gets kernel_log, the kernel
+# log outside the tests' own windows (boot, between tests, after the last).
+# Tests fail on bad kernel log lines and non-zero error counters (lib.sh
+# vmx_done); "# vmx-expects: resets" / "# vmx-expects-log: REGEX" header
+# lines declare what a test causes on purpose.
+#
+# Results: RESULTS/check.log (make check), RESULTS/<group>/console.log
+# (guest console), <test>.log (TAP),
 # <test>.rc ("exit-status seconds"), guest-info.txt, dmesg.txt; results/latest
 # points to the newest run. Subtests are counted: every "ok"/"not ok" line of
 # every test; a test that crashed, timed out, exited non-zero without a
 # failing subtest, or never ran (guest crash, missing kernel, failed build)
-# adds one failure. The last line is "N passed, N failed, N skipped"; the
-# exit status is 0 only when nothing failed.
+# adds one failure. Then "time: build Ns, check Ns, <group> Ns, ..." and the
+# last line, "N passed, N failed, N skipped"; the exit status is 0 only
+# when nothing failed.
 #
 # Examples:
 #   VMX_DRIVER=vmxnet3 tools/run-tests.sh core
@@ -73,37 +88,46 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma)
 # Defined, run only when named, until their tests exist.
-EXTRA_GROUPS=(hotplug)
+EXTRA_GROUPS=(hotplug smp8)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
+G_ENV[core]="VMX_MODE=msix monitor"
 # On 6.1 the compat layer is what differs: probe/remove, data path, ethtool
 # and feature ops, MTU/reset paths. The RX-filter tests (mac, multicast,
 # promisc) run the same driver code as on 6.12 and stay in core.
 G_KERNEL[core61]=6.1;   G_OPTS[core61]=$HUB3
 G_TESTS[core61]="load_unload.sh link.sh ping.sh tcp.sh udp.sh vlan.sh mtu.sh
 	refuse.sh ethtool.sh offloads.sh"
-G_ENV[core61]="VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
+G_ENV[core61]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
 G_KERNEL[swiotlb]=6.12; G_OPTS[swiotlb]="$HUB3 --append swiotlb=force"
-G_TESTS[swiotlb]=$DMA_TESTS; G_ENV[swiotlb]=$DMA_ENV
+G_TESTS[swiotlb]=$DMA_TESTS; G_ENV[swiotlb]="VMX_MODE=msix swiotlb monitor;$DMA_ENV"
 G_KERNEL[iommu]=6.12;   G_OPTS[iommu]="$HUB3 --iommu"
-G_TESTS[iommu]=$DMA_TESTS;   G_ENV[iommu]=$DMA_ENV
+G_TESTS[iommu]=$DMA_TESTS;   G_ENV[iommu]="VMX_MODE=msix iommu monitor;$DMA_ENV"
 G_KERNEL[intx]=6.12;    G_OPTS[intx]="$HUB3 --append pci=nomsi"
 G_TESTS[intx]="ping.sh tcp.sh udp.sh link.sh load_unload.sh"
-G_ENV[intx]="VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000;VMX_LINK_LOOPS=10"
+G_ENV[intx]="VMX_MODE=intx monitor;VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000;VMX_LINK_LOOPS=10"
 G_KERNEL[tap]=6.12;     G_OPTS[tap]="--tap"
 G_TESTS[tap]="lro.sh tcp.sh ping.sh"
+G_ENV[tap]="VMX_MODE=msix monitor"
 # Native XDP: every action, both redirect targets, xdp-bench, churn.
 G_KERNEL[xdp]=6.12;     G_OPTS[xdp]=$HUB3;    G_TESTS[xdp]=$XDP_TESTS
+G_ENV[xdp]="VMX_MODE=msix monitor"
 # 6.1's in-tree vmxnet3 has no XDP at all; vmx's compat layer is what runs.
 G_KERNEL[xdp61]=6.1;    G_OPTS[xdp61]=$HUB3
 G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh"
+G_ENV[xdp61]="VMX_MODE=msix monitor"
 # XDP_TX and ndo_xdp_xmit map and sync through bounce buffers.
 G_KERNEL[xdpdma]=6.12;  G_OPTS[xdpdma]="$HUB3 --append swiotlb=force"
 G_TESTS[xdpdma]="xdp_basic.sh xdp_redirect.sh xdp_robust.sh"
+G_ENV[xdpdma]="VMX_MODE=msix swiotlb monitor"
 # Hot unplug and device link events: NICs behind pcie-root-ports; the tests
 # drive QEMU's monitor through hmp (every group has --guest-monitor).
 G_KERNEL[hotplug]=6.12; G_OPTS[hotplug]="$HUB3 --hotplug"
 G_TESTS[hotplug]="link_events.sh hotplug.sh"
+G_ENV[hotplug]="VMX_MODE=msix hotplug monitor"
+# Eight queue pairs (mode msix then wants 8 + 2 vectors).
+G_KERNEL[smp8]=6.12;    G_OPTS[smp8]="$HUB3 --smp 8"
+G_TESTS[smp8]="channels8.sh"; G_ENV[smp8]="VMX_MODE=msix monitor"
 
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -133,9 +157,11 @@ while [ $# -gt 0 ]; do
 done
 [ ${#SEL[@]} -gt 0 ] || SEL=("${ALL_GROUPS[@]}")
 
-# Tests of a group after the TESTS filter.
+# Tests of a group after the TESTS filter; mode.sh first (whatever TESTS
+# says) when the group names its mode.
 group_tests() {
 	local t out=()
+	case ";${G_ENV[$1]:-}" in *";VMX_MODE="*) out=(mode.sh) ;; esac
 	for t in ${G_TESTS[$1]}; do
 		if [ -n "${TESTS:-}" ]; then
 			case " $(echo $TESTS) " in
@@ -170,6 +196,7 @@ PASS=0
 FAIL=0
 SKIP=0
 SUMMARY=()
+TIMES=()
 t_start=$(date +%s)
 
 say() { echo "run-tests: $*"; }
@@ -211,6 +238,25 @@ if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
 		fail_groups "build failed" "${SEL[@]}"
 		SEL=()
 	fi
+	TIMES+=("build $(( $(date +%s) - t_start ))s")
+fi
+
+# Static checks before any guest: W=1 + sparse against every installed
+# 6.1/6.12 header tree (make check); a warning is one failure in the
+# summary, and the guests still run.
+if [ "${SKIP_CHECK:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ] && [ ${#SEL[@]} -gt 0 ]; then
+	say "static checks (make check: W=1 + sparse, every kernel)"
+	c_start=$(date +%s)
+	if make -C "$PROJ" check > "$RESULTS/check.log" 2>&1; then
+		SUMMARY+=("PASS  make check: no warning ($(( $(date +%s) - c_start ))s)")
+		PASS=$((PASS + 1))
+	else
+		grep -E 'warning|error' "$RESULTS/check.log" | head -n 20 | sed 's/^/    /'
+		say "STATIC CHECKS FAILED (log: $RESULTS/check.log)"
+		SUMMARY+=("FAIL  make check: warnings or errors, see check.log ($(( $(date +%s) - c_start ))s)")
+		FAIL=$((FAIL + 1))
+	fi
+	TIMES+=("check $(( $(date +%s) - c_start ))s")
 fi
 
 # ------------------------------------------------------------ groups
@@ -271,8 +317,9 @@ for g in "${SEL[@]}"; do
 	opts=(${G_OPTS[$g]})
 	# the QEMU monitor for the tests (lib.sh hmp): cheap, so everywhere
 	opts+=(--guest-monitor)
-	# kernel warnings (KERN_WARNING) in console.log too, not only errors
-	opts+=(--append loglevel=5)
+	# kernel warnings (KERN_WARNING) in console.log too, not only errors;
+	# a log large enough that no test's start marker is overwritten
+	opts+=(--append "loglevel=5 log_buf_len=4M")
 	[ -n "${VMX_APPEND:-}" ] && opts+=(--append "$VMX_APPEND")
 	IFS=';' read -r -a genv <<< "${G_ENV[$g]:-}"
 	for e in "${genv[@]}"; do
@@ -301,11 +348,12 @@ for g in "${SEL[@]}"; do
 		say "group $g: $gnote; see $gdir/console.log"
 		tail -n 15 "$gdir/console.log" 2>/dev/null | sed 's/^/    /'
 	fi
-	for t in "${tests[@]}"; do
+	for t in "${tests[@]}" kernel_log.sh; do
 		parse_test "$g" "$t"
 	done
 	say "group $g done in ${gsecs}s"
 	SUMMARY+=("      group $g: ${gsecs}s${gnote:+ - $gnote}")
+	TIMES+=("$g ${gsecs}s")
 done
 
 if [ ${#SUMMARY[@]} -eq 0 ]; then
@@ -316,5 +364,6 @@ fi
 echo
 echo "==== vmx test summary (driver $VMX_DRIVER, $(( $(date +%s) - t_start ))s, results in $RESULTS)"
 printf '%s\n' "${SUMMARY[@]}" | tee "$RESULTS/summary.txt"
+[ ${#TIMES[@]} -eq 0 ] || echo "time: ${TIMES[*]}" | sed 's/s /s, /g' | tee -a "$RESULTS/summary.txt"
 echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee -a "$RESULTS/summary.txt"
 [ "$FAIL" -eq 0 ]

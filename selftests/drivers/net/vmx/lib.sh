@@ -51,6 +51,35 @@ DUT=
 DUT2=
 PEER=
 
+# ------------------------------------------------------------ kernel log
+# (before anything else: tools/guest-suite.sh sources only this part, with
+# VMX_LIB_LOGCHECK_ONLY=1, to check the log outside the tests)
+
+# Regex of kernel log lines that fail a test, whoever prints them.
+VMX_DMESG_BAD='WARNING:|BUG:|Oops|Call Trace|general protection fault|kernel BUG|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|NETDEV WATCHDOG|DMAR: .*[Ff]ault|DMAR: \[DMA|swiotlb buffer is full|page allocation failure|unreferenced object|blocked for more than|soft lockup|rcu.*detected stall|Bad page|skb_over_panic|skb_under_panic|dma_map.*fail|DMA-API'
+# The driver's own trouble, matched on its lines ("vmx 0000:01:00.0 eth0:
+# ..."): on top of every line it logs at KERN_ERR or worse (netdev_err:
+# "txq 0 error", "device refused activation", "restart failed"...).
+VMX_DMESG_DRV_BAD='bad completion|completion for index|resetting|timed out|transmit queue'
+# Lines that match the above and are no trouble (CPU vulnerability advice).
+VMX_DMESG_BENIGN='hw-vuln/'
+
+# kernel_log_bad [ALLOW]: read `dmesg -r` lines (raw: "<level>[time] msg")
+# on stdin and print, without the prefix, those that fail a test: any line
+# matching VMX_DMESG_BAD; any line of the driver under test at KERN_ERR or
+# worse or matching VMX_DMESG_DRV_BAD. Lines matching the regex ALLOW (what
+# the test declared it expects) do not count.
+kernel_log_bad() {
+	local drv="(vmx|${VMX_DRIVER_NAME:-vmx}) [0-9a-f]{4}:[0-9a-f]{2}:"
+	sed -E 's/^<([0-9]+)>\[[^]]*\] ?/\1 /' |
+		grep -E -e "^[0-9]+ .*($VMX_DMESG_BAD)" \
+			-e "^[0-3] $drv" -e "^[0-9]+ $drv.*($VMX_DMESG_DRV_BAD)" |
+		grep -Ev -e "$VMX_DMESG_BENIGN" ${1:+-e "$1"} |
+		sed -E 's/^[0-9]+ //'
+	return 0
+}
+[ "${VMX_LIB_LOGCHECK_ONLY:-0}" = 1 ] && return 0
+
 VMX_TMP=$(mktemp -d /tmp/vmx-"$VMX_TEST".XXXXXX)
 _vmx_n=0
 _vmx_pass=0
@@ -58,10 +87,9 @@ _vmx_fail=0
 _vmx_skip=0
 _vmx_bg=()
 _vmx_marker="vmx-selftest: begin $VMX_TEST $$ $RANDOM"
+# bookkeeping subtests vmx_done adds (kernel log, error counters)
+_vmx_extra=0
 _vmx_done=0
-
-# Regex of kernel log lines that fail a test.
-VMX_DMESG_BAD='WARNING:|BUG:|Oops|Call Trace|general protection fault|kernel BUG|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|NETDEV WATCHDOG|DMAR: .*[Ff]ault|DMAR: \[DMA|swiotlb buffer is full|page allocation failure|unreferenced object|blocked for more than|soft lockup|rcu.*detected stall|Bad page|skb_over_panic|skb_under_panic|dma_map.*fail|DMA-API'
 
 echo "TAP version 13"
 # Only inside a tools/vm.sh guest (it mounts /run/vmx): on a host these
@@ -545,6 +573,8 @@ dut_forced_reset() {
 	local r0
 	r0=$(dut_resets)
 	[ -n "$r0" ] || { echo "no resets counter in ethtool -S $DUT"; return 1; }
+	# declared for the error counter and kernel log checks of vmx_done
+	echo "$DUT" >> "$VMX_TMP/forced-resets"
 	ethtool --reset "$DUT" dedicated || return 1
 	wait_for 15 _resets_above "$r0" || { echo "resets still $r0 after 15 s"; return 1; }
 	echo "resets $r0 -> $(dut_resets); $(dmesg | grep 'resetting the device' | tail -n 1)"
@@ -601,6 +631,74 @@ dmesg_since_start() {
 	dmesg 2>/dev/null | awk -v m="$_vmx_marker" 'f { print } index($0, m) { f = 1 }'
 }
 
+# vmx_expects WORD: the test declares, in a "# vmx-expects: WORD..." header
+# line, that WORD happens on purpose. Words: resets (the driver's reset
+# work runs: "resetting the device" lines and any resets count). Resets
+# forced with dut_forced_reset need no header: each one allows one.
+# A "# vmx-expects-log: REGEX" line names other kernel log lines the test
+# causes on purpose (e.g. an error the driver must print).
+vmx_expects() {
+	grep -qE "^# vmx-expects:(.*[[:space:]])?$1([[:space:]]|\$)" "$0" 2>/dev/null
+}
+
+# Regex of the log lines this test expects (empty: none).
+_vmx_log_allowed() {
+	local a
+	a=$(sed -n 's/^# vmx-expects-log: *//p' "$0" 2>/dev/null | paste -sd'|')
+	{ vmx_expects resets || [ -s "$VMX_TMP/forced-resets" ]; } &&
+		a="${a:+$a|}resetting the device\$"
+	echo "$a"
+}
+
+# kernel_log_check: this test's kernel log slice (from its start marker
+# on) holds no line kernel_log_bad rejects. Fails when the marker itself is
+# missing (the log wrapped or could not be written): an unread log is not
+# a clean one.
+kernel_log_check() {
+	local bad
+	if ! dmesg 2>/dev/null | grep -qF "$_vmx_marker"; then
+		echo "start marker '$_vmx_marker' not in the kernel log: cannot check it"
+		return 1
+	fi
+	bad=$(dmesg -r 2>/dev/null | awk -v m="$_vmx_marker" 'f { print } index($0, m) { f = 1 }' |
+		kernel_log_bad "$(_vmx_log_allowed)")
+	[ -z "$bad" ] && return 0
+	printf '%s\n' "$bad" | head -n 20
+	echo "-- context:"
+	dmesg_since_start | grep -F -A 12 -f <(printf '%s\n' "$bad" | head -n 5) | head -n 80
+	return 1
+}
+
+# dut_error_counters IF: print the error counters of IF that are not zero:
+# every queue's TX timeouts (sysfs) and, for vmx, bad completions
+# (rxN/txN/xdptxN_bad_desc) and resets beyond those dut_forced_reset did
+# on IF (any number if the test's header expects resets).
+dut_error_counters() {
+	local f n r
+	r=$(grep -cx "$1" "$VMX_TMP/forced-resets" 2>/dev/null)
+	vmx_expects resets && r=999999
+	for f in /sys/class/net/"$1"/queues/tx-*/tx_timeout; do
+		[ -r "$f" ] || continue
+		read -r n < "$f"
+		[ "$n" = 0 ] || echo "$1 ${f#/sys/class/net/"$1"/queues/} timeouts: $n"
+	done
+	[ "$VMX_DRIVER" = vmx ] || return 0
+	ethtool -S "$1" 2>/dev/null | awk -v ifc="$1" -v r="$r" '
+		$1 ~ /_bad_desc:$/ && $2 != 0 { print ifc, $1, $2 }
+		$1 == "resets:" && $2 > r + 0 { print ifc, $1, $2, "(forced: " r + 0 ")" }'
+}
+
+# Error counters of every interface of the driver under test in this netns.
+_vmx_counters_check() {
+	local i out=
+	for i in $(dut_ifaces); do
+		out+=$(dut_error_counters "$i")$'\n'
+	done
+	[ -z "${out//$'\n'/}" ] && return 0
+	printf '%s' "$out"
+	return 1
+}
+
 vmx_cleanup() {
 	local p
 	for p in "${_vmx_bg[@]}"; do
@@ -614,23 +712,26 @@ vmx_cleanup() {
 	dut_unload 2>/dev/null
 }
 
-# vmx_done: clean up, fail on bad kernel log lines, print the plan, exit.
+# vmx_done: error counters of the driver's interfaces (while it is still
+# loaded), clean up, the kernel log check, the plan, exit. Writes
+# "vmx-selftest: end ..." to the kernel log: tools/guest-suite.sh checks
+# what lies outside the tests' begin/end markers.
 vmx_done() {
-	local bad
 	[ $_vmx_done = 0 ] || exit $KSFT_FAIL
 	_vmx_done=1
+	if dut_loaded && [ -n "$(dut_ifaces)" ]; then
+		_vmx_extra=$((_vmx_extra + 1))
+		check "error counters zero (bad completions, resets, TX timeouts)" \
+			_vmx_counters_check
+	fi
 	vmx_cleanup
 	if dut_loaded; then
 		fail "driver unload" "rmmod $(dut_module) failed"
 	fi
 	sleep 0.2
-	bad=$(dmesg_since_start | grep -E "$VMX_DMESG_BAD")
-	if [ -n "$bad" ]; then
-		fail "kernel log clean"
-		dmesg_since_start | grep -E -A 12 "$VMX_DMESG_BAD" | head -n 80 | diag
-	else
-		ok "kernel log clean"
-	fi
+	_vmx_extra=$((_vmx_extra + 1))
+	check "kernel log clean" kernel_log_check
+	echo "${_vmx_marker/begin/end}" >/dev/kmsg 2>/dev/null
 	echo "1..$_vmx_n"
 	log "$VMX_TEST: $_vmx_pass passed, $_vmx_fail failed, $_vmx_skip skipped"
 	rm -rf "$VMX_TMP"
@@ -638,9 +739,9 @@ vmx_done() {
 	if [ $_vmx_fail -gt 0 ]; then
 		exit $KSFT_FAIL
 	fi
-	# The "kernel log clean" subtest always passes here, so compare with
-	# the number of real subtests.
-	if [ $_vmx_skip -gt 0 ] && [ $_vmx_skip -eq $((_vmx_n - 1)) ]; then
+	# The bookkeeping subtests pass whatever the test did, so compare
+	# with the number of real subtests.
+	if [ $_vmx_skip -gt 0 ] && [ $_vmx_skip -eq $((_vmx_n - _vmx_extra)) ]; then
 		exit $KSFT_SKIP
 	fi
 	exit $KSFT_PASS
