@@ -29,14 +29,18 @@
 #define VMX_NO_VEC		U32_MAX
 
 /*
- * Every RX buffer is one page_pool page; a ring-0 frame starts after the
- * headroom. Two layouts: for the stack (NET_SKB_PAD, pages mapped from the
- * device) and for XDP (XDP_PACKET_HEADROOM, mapped both ways for XDP_TX).
+ * RX buffers come from page_pools, one per ring. A ring-0 buffer is a page
+ * or, for the stack at an MTU that fits, half a page; its frame starts
+ * after the headroom. Two layouts: for the stack (NET_SKB_PAD, mapped from
+ * the device) and for XDP (XDP_PACKET_HEADROOM, whole pages mapped both
+ * ways for XDP_TX). Ring-1 buffers are whole pages.
  */
 #define VMX_RX_SKB_HEADROOM	NET_SKB_PAD
 #define VMX_RX_XDP_HEADROOM	XDP_PACKET_HEADROOM
 #define VMX_RX_TAILROOM		SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
-#define VMX_RX_HEAD_LEN(headroom) (PAGE_SIZE - (headroom) - VMX_RX_TAILROOM)
+#define VMX_RX_BUF_LEN(truesize, headroom) \
+	((truesize) - (headroom) - VMX_RX_TAILROOM)
+#define VMX_RX_HEAD_LEN(headroom) VMX_RX_BUF_LEN(PAGE_SIZE, headroom)
 #define VMX_RX_BODY_LEN		min_t(u32, PAGE_SIZE, VMX_RX_MAX_BUF)
 /* Buffers one frame may span: the head plus the skb fragment slots. */
 #define VMX_RX_MAX_SG		(1 + MAX_SKB_FRAGS)
@@ -64,6 +68,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_DEV_ERR,	/* frames the device flagged as bad */
 	VMX_RXS_DROP,		/* frames the driver could not deliver */
 	VMX_RXS_BAD_DESC,	/* completions that made no sense */
+	VMX_RXS_RUNT,		/* frames shorter than an Ethernet header */
 	VMX_RXS_DATA_RING,	/* frames copied from the RX data ring */
 	VMX_RXS_XDP_PACKETS,
 	VMX_RXS_XDP_DROP,
@@ -83,6 +88,7 @@ enum vmx_txq_stat {
 	VMX_TXS_TSO_BYTES,
 	VMX_TXS_CSUM,
 	VMX_TXS_DROP,		/* could not map or linearize */
+	VMX_TXS_MAP_ERR,	/* DMA mapping failures (also in DROP) */
 	VMX_TXS_LINEARIZE,
 	VMX_TXS_STOP,
 	VMX_TXS_WAKE,
@@ -103,11 +109,19 @@ struct vmx_txq_stats {
 	u64 s[VMX_TXS_NUM];
 };
 
+/* A buffer posted to the device: @off bytes into @page. */
+struct vmx_rx_buf {
+	struct page *page;	/* NULL if none */
+	u32 off;
+};
+
 /* One ring the driver fills and the device consumes (RX ring 0 / 1). */
 struct vmx_rx_ring {
 	struct vmx_rx_desc *desc;
 	dma_addr_t desc_pa;
-	struct page **page;	/* page posted at each index, NULL if none */
+	struct page_pool *pp;	/* this ring's buffers */
+	struct vmx_rx_buf *buf;	/* buffer posted at each index */
+	u32 truesize;		/* PAGE_SIZE or a fragment of a page */
 	u32 size;
 	u32 fill;		/* next index the driver writes */
 	u32 cons;		/* next index the device will return */
@@ -121,7 +135,6 @@ struct vmx_priv;
 struct vmx_rxq {
 	struct vmx_priv *vp;
 	struct napi_struct *napi;
-	struct page_pool *pp;
 	struct vmx_rx_ring ring[2];
 	struct vmx_rx_comp *comp;
 	dma_addr_t comp_pa;
@@ -140,6 +153,7 @@ struct vmx_rxq {
 	struct xdp_rxq_info xdp_rxq;
 	u32 xdp_tx_n;		/* XDP_TX frames collected in this poll */
 	struct xdp_frame *xdp_tx[VMX_XDP_TX_BATCH];
+	struct timer_list refill_timer;	/* retries a refill that found no pages */
 	struct vmx_rxq_stats stats;
 };
 
@@ -176,6 +190,7 @@ struct vmx_txq {
 	u32 data_desc_size;
 	u32 fill;		/* producer index */
 	u32 fill_gen;
+	u32 posted;		/* end of what the device owns: fill once handed over */
 	u32 clean;		/* oldest in-flight descriptor */
 	u32 comp_next;
 	u32 comp_gen;
@@ -183,12 +198,20 @@ struct vmx_txq {
 	u32 kicked;		/* fill index at the last doorbell */
 	u16 qid;
 	bool xdp;		/* carries XDP_TX / ndo_xdp_xmit frames */
+	bool bad;		/* a bad completion was seen: reset pending */
 	spinlock_t xdp_lock;	/* ndo_xdp_xmit callers on this queue */
+	/*
+	 * One writer each: @stats by the senders (under the queue's xmit or
+	 * XDP lock), @cstats by the completion side (NAPI, or the XDP lock of
+	 * a dedicated XDP queue). Readers add the two.
+	 */
 	struct vmx_txq_stats stats;
+	struct vmx_txq_stats cstats;
 };
 
 /* A set of queues and ring sizes; swapped as a whole on reconfiguration. */
 struct vmx_qset {
+	u32 mtu;		/* given to the device, RX buffers sized to it */
 	u32 nq;			/* stack queue pairs */
 	u32 nxdp;		/* extra TX queues for XDP */
 	u32 tx_size;
@@ -243,7 +266,8 @@ struct vmx_priv {
 	spinlock_t cmd_lock;	/* CMD register and the shared area */
 	u32 rev;
 	u32 max_mtu;
-	u32 max_queues;
+	u32 max_queues;		/* queue pairs: device, vectors and CPUs */
+	u32 max_tx_queues;	/* TX queues the device takes (stack + XDP) */
 	u32 txdata_size;
 	u32 rxdata_size;
 
@@ -346,7 +370,7 @@ void vmx_txq_start(struct vmx_txq *txq);
 void vmx_txq_drain(struct vmx_txq *txq);
 void vmx_txq_write_desc(struct vmx_txq *txq, struct vmx_txq_desc *d,
 			u8 intr_idx);
-int vmx_tx_clean(struct vmx_txq *txq, int budget);
+int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll);
 bool vmx_tx_pending(struct vmx_txq *txq);
 void vmx_tx_doorbell(struct vmx_txq *txq);
 netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev);
@@ -366,7 +390,7 @@ u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 void vmx_xdp_poll_done(struct vmx_rxq *rxq, struct vmx_txq *xtxq,
 		       u32 xdp_flags);
 void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq);
-void vmx_xdp_txq_poll(struct vmx_txq *txq, int budget);
+void vmx_xdp_txq_poll(struct vmx_txq *txq);
 int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
 		      struct netlink_ext_ack *extack);
 void vmx_xdp_update_features(struct vmx_priv *vp);
@@ -383,11 +407,21 @@ static inline void vmx_rxq_add(struct vmx_rxq *rxq, enum vmx_rxq_stat s, u64 v)
 	u64_stats_update_end(&rxq->stats.syncp);
 }
 
+/* Sender side of a TX queue (xmit or XDP lock held). */
 static inline void vmx_txq_add(struct vmx_txq *txq, enum vmx_txq_stat s, u64 v)
 {
 	u64_stats_update_begin(&txq->stats.syncp);
 	txq->stats.s[s] += v;
 	u64_stats_update_end(&txq->stats.syncp);
+}
+
+/* Completion side of a TX queue. */
+static inline void vmx_txq_cadd(struct vmx_txq *txq, enum vmx_txq_stat s,
+				u64 v)
+{
+	u64_stats_update_begin(&txq->cstats.syncp);
+	txq->cstats.s[s] += v;
+	u64_stats_update_end(&txq->cstats.syncp);
 }
 
 void vmx_rxq_read_stats(struct vmx_rxq *rxq, u64 *out);

@@ -17,6 +17,25 @@
 #include <net/page_pool.h>
 #endif
 
+/* page_pool fragments needed a flag until 6.6 */
+#ifdef PP_FLAG_PAGE_FRAG
+#define VMX_PP_FLAG_FRAG	PP_FLAG_PAGE_FRAG
+#else
+#define VMX_PP_FLAG_FRAG	0
+#endif
+
+/* timer API renames */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define vmx_timer_container_of(var, t, f)	timer_container_of(var, t, f)
+#else
+#define vmx_timer_container_of(var, t, f)	from_timer(var, t, f)
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define vmx_timer_delete_sync(t)	timer_delete_sync(t)
+#else
+#define vmx_timer_delete_sync(t)	del_timer_sync(t)
+#endif
+
 /* netdev_stat_ops (per-queue stats over netlink) */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #define VMX_HAVE_QSTATS 1

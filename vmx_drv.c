@@ -249,16 +249,17 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 	struct vmx_txq *xq = NULL;
 	int work = 0;
 
-	vmx_tx_clean(&qs->txq[i], budget);
+	/* netpoll (budget 0): skb completions only, no XDP, no RX */
+	vmx_tx_clean(&qs->txq[i], budget, !budget);
+	if (!budget)
+		return 0;
 	if (i < qs->nxdp) {
 		xq = &qs->txq[qs->nq + i];
-		vmx_xdp_txq_poll(xq, budget);
+		vmx_xdp_txq_poll(xq);
 		/* the XDP TX vector, if there is one, reports the rest */
 		if (vp->xdp_vec != VMX_NO_VEC)
 			xq = NULL;
 	}
-	if (!budget)
-		return 0;
 
 	work = vmx_rx_poll(&qs->rxq[i], budget);
 	if (work >= budget)
@@ -352,6 +353,7 @@ static void vmx_carry_queue_stats_locked(struct vmx_priv *vp,
 		to = vmx_txq_successor(qs, q, next);
 		if (to) {
 			memcpy(to->stats.s, tx, sizeof(tx));
+			memset(to->cstats.s, 0, sizeof(to->cstats.s));
 			continue;
 		}
 		for (k = 0; k < VMX_TXS_NUM; k++)
@@ -381,8 +383,10 @@ static void vmx_qset_zero_stats(struct vmx_qset *qs)
 
 	for (q = 0; q < qs->nq; q++)
 		memset(qs->rxq[q].stats.s, 0, sizeof(qs->rxq[q].stats.s));
-	for (q = 0; q < qs->nq + qs->nxdp; q++)
+	for (q = 0; q < qs->nq + qs->nxdp; q++) {
 		memset(qs->txq[q].stats.s, 0, sizeof(qs->txq[q].stats.s));
+		memset(qs->txq[q].cstats.s, 0, sizeof(qs->txq[q].cstats.s));
+	}
 }
 
 /*
@@ -452,6 +456,8 @@ static void vmx_get_stats64(struct net_device *nd,
 	st->rx_missed_errors = drx[offsetof(struct vmx_rx_stats, nobuf_pkts) / 8];
 	st->rx_errors = drx[offsetof(struct vmx_rx_stats, err_pkts) / 8] +
 			rx[VMX_RXS_BAD_DESC];
+	st->rx_length_errors = rx[VMX_RXS_RUNT];
+	st->rx_errors += rx[VMX_RXS_RUNT];
 	st->rx_dropped = rx[VMX_RXS_DROP] + rx[VMX_RXS_DEV_ERR];
 	st->tx_errors = dtx[offsetof(struct vmx_tx_stats, err_pkts) / 8] +
 			tx[VMX_TXS_BAD_DESC];
@@ -482,14 +488,26 @@ static void vmx_fill_qstats_tx(const u64 *t, struct netdev_queue_stats_tx *st)
 	st->wake = t[VMX_TXS_WAKE];
 }
 
+/*
+ * The kernel asks for every real queue, even while the device is down and
+ * has no queues (a device-scope qstats dump needs no privilege): then the
+ * base holds all the counters and a queue reports nothing.
+ */
 static void vmx_qstat_rx(struct net_device *nd, int idx,
 			 struct netdev_queue_stats_rx *st)
 {
 	struct vmx_priv *vp = netdev_priv(nd);
 	u64 r[VMX_RXS_NUM];
+	unsigned long flags;
+	bool have;
 
-	vmx_rxq_read_stats(&vp->qs.rxq[idx], r);
-	vmx_fill_qstats_rx(r, st);
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	have = vp->qs.rxq && idx < vp->qs.nq;
+	if (have)
+		vmx_rxq_read_stats(&vp->qs.rxq[idx], r);
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+	if (have)
+		vmx_fill_qstats_rx(r, st);
 }
 
 static void vmx_qstat_tx(struct net_device *nd, int idx,
@@ -497,9 +515,16 @@ static void vmx_qstat_tx(struct net_device *nd, int idx,
 {
 	struct vmx_priv *vp = netdev_priv(nd);
 	u64 t[VMX_TXS_NUM];
+	unsigned long flags;
+	bool have;
 
-	vmx_txq_read_stats(&vp->qs.txq[idx], t);
-	vmx_fill_qstats_tx(t, st);
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	have = vp->qs.txq && idx < vp->qs.nq;
+	if (have)
+		vmx_txq_read_stats(&vp->qs.txq[idx], t);
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+	if (have)
+		vmx_fill_qstats_tx(t, st);
 }
 
 static void vmx_qstat_base(struct net_device *nd,
@@ -659,7 +684,7 @@ static void vmx_write_shared(struct vmx_priv *vp)
 							vp->netdev->features));
 	sh->queue_desc_pa = cpu_to_le64(vp->qdesc_pa);
 	sh->queue_desc_len = cpu_to_le32((ntx + qs->nq) * 256);
-	sh->mtu = cpu_to_le32(vp->netdev->mtu);
+	sh->mtu = cpu_to_le32(qs->mtu);
 	sh->max_rx_sg = cpu_to_le16(VMX_RX_MAX_SG);
 	sh->num_tx_queues = ntx;
 	sh->num_rx_queues = qs->nq;
@@ -829,8 +854,11 @@ static int vmx_qset_alloc(struct vmx_priv *vp, struct vmx_qset *qs)
 	u32 q;
 	int err;
 
-	/* dedicated XDP TX queues wherever the device has room for them */
-	qs->nxdp = min(qs->nq, VMX_MAX_TX_QUEUES - qs->nq);
+	/*
+	 * Dedicated XDP TX queues wherever the device has room for them;
+	 * without room XDP shares the stack's queues under their lock.
+	 */
+	qs->nxdp = min(qs->nq, vp->max_tx_queues - qs->nq);
 	qs->txq = kcalloc(qs->nq + qs->nxdp, sizeof(*qs->txq), GFP_KERNEL);
 	qs->rxq = kcalloc(qs->nq, sizeof(*qs->rxq), GFP_KERNEL);
 	if (!qs->txq || !qs->rxq) {
@@ -865,14 +893,10 @@ err:
 	return err;
 }
 
+/* Both counts or neither: xmit must never see more TX queues than exist. */
 static int vmx_set_real_queues(struct vmx_priv *vp, u32 nq)
 {
-	int err;
-
-	err = netif_set_real_num_tx_queues(vp->netdev, nq);
-	if (!err)
-		err = netif_set_real_num_rx_queues(vp->netdev, nq);
-	return err;
+	return netif_set_real_num_queues(vp->netdev, nq, nq);
 }
 
 /**
@@ -896,21 +920,25 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 	next.rxq = NULL;
 	if (!netif_running(vp->netdev)) {
 		err = vmx_set_real_queues(vp, next.nq);
-		if (!err)
-			vp->qs = next;
-		return err;
+		if (err)
+			return err;
+		vp->qs = next;
+		WRITE_ONCE(vp->netdev->mtu, next.mtu);
+		return 0;
 	}
 
 	err = vmx_qset_alloc(vp, &next);
 	if (err) {
 		NL_SET_ERR_MSG_MOD(extack,
-				   "cannot allocate the new rings, configuration unchanged");
+				   "cannot allocate the new rings (out of memory or DMA mapping space), configuration unchanged");
 		return err;
 	}
 	vmx_down(vp, false);
 	err = vmx_set_real_queues(vp, next.nq);
 	if (!err) {
 		vmx_qset_publish(vp, &next);
+		/* the stack sees a new MTU only while the device is quiesced */
+		WRITE_ONCE(vp->netdev->mtu, next.mtu);
 		err = vmx_up(vp);
 		if (!err) {
 			vmx_qset_free_live(vp, &old);
@@ -920,6 +948,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		 * Back to the old set: its counters were handed to @next or
 		 * the base, and come back from @next for the queues they share.
 		 */
+		WRITE_ONCE(vp->netdev->mtu, old.mtu);
 		vmx_qset_zero_stats(&old);
 		vmx_qset_publish(vp, &old);
 		vmx_set_real_queues(vp, old.nq);
@@ -932,6 +961,45 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 	return err;
 }
 
+/* Halve the RX rings for a retry; false once they are at the minimum. */
+static bool vmx_qset_shrink(struct vmx_qset *qs)
+{
+	u32 i, was = qs->rx_size[0] + qs->rx_size[1];
+
+	for (i = 0; i < 2; i++)
+		qs->rx_size[i] = max_t(u32, VMX_MIN_RING,
+				       round_down(qs->rx_size[i] / 2,
+						  VMX_RING_SIZE_ALIGN));
+	return qs->rx_size[0] + qs->rx_size[1] < was;
+}
+
+/*
+ * Allocate the queue set to open with. Where every DMA mapping is bounced
+ * (swiotlb=force, confidential-computing guests) the pool may not hold the
+ * configured RX rings: then open with smaller ones and say so; ethtool -g
+ * shows what is in use.
+ */
+static int vmx_qset_alloc_open(struct vmx_priv *vp, struct vmx_qset *qs)
+{
+	u32 want0 = qs->rx_size[0], want1 = qs->rx_size[1];
+	int err;
+
+	err = vmx_qset_alloc(vp, qs);
+	while (err == -ENOMEM && vmx_qset_shrink(qs))
+		err = vmx_qset_alloc(vp, qs);
+	if (err) {
+		netdev_err(vp->netdev,
+			   "cannot allocate or DMA-map the rings even at %u/%u RX buffers (%d): out of memory or of DMA mapping space (bounce buffers?)\n",
+			   qs->rx_size[0], qs->rx_size[1], err);
+		return err;
+	}
+	if (qs->rx_size[0] != want0 || qs->rx_size[1] != want1)
+		netdev_warn(vp->netdev,
+			    "RX rings reduced from %u/%u to %u/%u: not enough memory or DMA mapping space (bounce buffers?) for the configured sizes\n",
+			    want0, want1, qs->rx_size[0], qs->rx_size[1]);
+	return 0;
+}
+
 static int vmx_open(struct net_device *nd)
 {
 	struct vmx_priv *vp = netdev_priv(nd);
@@ -941,7 +1009,7 @@ static int vmx_open(struct net_device *nd)
 	next.txq = NULL;
 	next.rxq = NULL;
 	next.xdp = !!vp->xdp_prog;
-	err = vmx_qset_alloc(vp, &next);
+	err = vmx_qset_alloc_open(vp, &next);
 	if (err)
 		return err;
 	vmx_qset_publish(vp, &next);
@@ -972,7 +1040,7 @@ static int vmx_stop(struct net_device *nd)
 	struct vmx_priv *vp = netdev_priv(nd);
 	struct vmx_qset gone, keep;
 
-	cancel_work_sync(&vp->event_work);
+	/* a pending event work finds the device down once it gets rtnl */
 	vmx_down(vp, true);
 	vmx_free_irqs(vp);
 	gone = vp->qs;
@@ -1014,7 +1082,7 @@ static void vmx_reset_work(struct work_struct *w)
 
 	rtnl_lock();
 	clear_bit(VMX_S_RESET_PENDING, &vp->state);
-	if (netif_running(vp->netdev)) {
+	if (netif_running(vp->netdev) && netif_device_present(vp->netdev)) {
 		netdev_info(vp->netdev, "resetting the device\n");
 		vmx_restart(vp);
 		WRITE_ONCE(vp->resets, vp->resets + 1);
@@ -1022,13 +1090,19 @@ static void vmx_reset_work(struct work_struct *w)
 	rtnl_unlock();
 }
 
+/*
+ * Device events, under rtnl like up/down and every reconfiguration, so a
+ * link event cannot wake queues in the middle of one of them.
+ */
 static void vmx_event_work(struct work_struct *w)
 {
 	struct vmx_priv *vp = container_of(w, struct vmx_priv, event_work);
-	u32 ev = atomic_xchg(&vp->events, 0), q;
+	u32 ev, q;
 
-	if (!test_bit(VMX_S_UP, &vp->state))
-		return;
+	rtnl_lock();
+	ev = atomic_xchg(&vp->events, 0);
+	if (!netif_running(vp->netdev) || !test_bit(VMX_S_UP, &vp->state))
+		goto out;
 	if (ev & VMX_ECR_LINK)
 		vmx_update_link(vp);
 	if (ev & (VMX_ECR_TQERR | VMX_ECR_RQERR)) {
@@ -1043,6 +1117,8 @@ static void vmx_event_work(struct work_struct *w)
 					   le32_to_cpu(vmx_rxq_desc(vp, q)->error));
 		vmx_schedule_reset(vp);
 	}
+out:
+	rtnl_unlock();
 }
 
 static void vmx_tx_timeout(struct net_device *nd, unsigned int txqueue)
@@ -1055,24 +1131,29 @@ static void vmx_tx_timeout(struct net_device *nd, unsigned int txqueue)
 
 /* ---- configuration ---- */
 
+/*
+ * The device reads the MTU on activation and the RX buffers are sized to
+ * it: a new queue set is swapped in, and the stack sees the new MTU only
+ * while the device is quiesced (never TSO sized for an MTU the device does
+ * not know yet).
+ */
 static int vmx_change_mtu(struct net_device *nd, int mtu)
 {
 	struct vmx_priv *vp = netdev_priv(nd);
-	int old = nd->mtu, err;
+	struct vmx_qset want = vp->qs;
+	int err;
 
 	err = vmx_xdp_check_mtu(vp, mtu, NULL);
 	if (err) {
-		netdev_err(nd, "MTU %d is too large while an XDP program is attached (max %lu)\n",
-			   mtu, (unsigned long)VMX_XDP_MAX_MTU);
+		netdev_warn(nd, "MTU %d is too large while an XDP program is attached (max %lu)\n",
+			    mtu, (unsigned long)VMX_XDP_MAX_MTU);
 		return err;
 	}
-	WRITE_ONCE(nd->mtu, mtu);
-	/* the device reads the MTU on activation; buffers do not change */
-	err = vmx_restart(vp);
-	if (err) {
-		WRITE_ONCE(nd->mtu, old);
-		vmx_restart(vp);
-	}
+	want.mtu = mtu;
+	err = vmx_reconfigure(vp, &want, NULL);
+	if (err)
+		netdev_err(nd, "MTU %d not applied (%d), keeping %u\n", mtu, err,
+			   nd->mtu);
 	return err;
 }
 
@@ -1183,7 +1264,7 @@ static int vmx_negotiate(struct vmx_priv *vp)
 
 static void vmx_query_limits(struct vmx_priv *vp)
 {
-	u32 v, maxq = VMX_MAX_TX_QUEUES;
+	u32 v, maxtx = VMX_MAX_TX_QUEUES, maxrx = VMX_MAX_RX_QUEUES;
 
 	vp->txdata_size = VMX_TXDATA_DESC_SIZE;
 	vp->rxdata_size = 0;
@@ -1199,11 +1280,14 @@ static void vmx_query_limits(struct vmx_priv *vp)
 	if (vp->rev >= 6) {
 		vp->max_mtu = VMX_MAX_MTU_REV6;
 		v = vmx_cmd(vp, VMX_CMD_GET_MAX_QUEUES_CONF);
-		if (FIELD_GET(VMX_MAXQ_TX, v) && FIELD_GET(VMX_MAXQ_RX, v))
-			maxq = min3(maxq, (u32)FIELD_GET(VMX_MAXQ_TX, v),
-				    (u32)FIELD_GET(VMX_MAXQ_RX, v));
+		if (FIELD_GET(VMX_MAXQ_TX, v) && FIELD_GET(VMX_MAXQ_RX, v)) {
+			maxtx = min_t(u32, maxtx, FIELD_GET(VMX_MAXQ_TX, v));
+			maxrx = min_t(u32, maxrx, FIELD_GET(VMX_MAXQ_RX, v));
+		}
 	}
-	vp->max_queues = maxq;
+	/* stack queues come in pairs; XDP takes what TX room is left */
+	vp->max_tx_queues = maxtx;
+	vp->max_queues = min(maxtx, maxrx);
 }
 
 static void vmx_free_dma(struct vmx_priv *vp)
@@ -1307,6 +1391,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vp->qs.tx_size = VMX_DEF_TX_RING;
 	vp->qs.rx_size[0] = VMX_DEF_RX_RING0;
 	vp->qs.rx_size[1] = VMX_DEF_RX_RING1;
+	vp->qs.mtu = nd->mtu;
 	err = vmx_set_real_queues(vp, vp->qs.nq);
 	if (err)
 		goto err_napi;
@@ -1368,6 +1453,7 @@ static void vmx_remove(struct pci_dev *pdev)
 	struct vmx_priv *vp = pci_get_drvdata(pdev);
 	u32 i;
 
+	/* the works take rtnl: never wait for them under it */
 	unregister_netdev(vp->netdev);
 	cancel_work_sync(&vp->reset_work);
 	cancel_work_sync(&vp->event_work);
@@ -1384,7 +1470,10 @@ static void vmx_shutdown(struct pci_dev *pdev)
 {
 	struct vmx_priv *vp = pci_get_drvdata(pdev);
 
+	cancel_work_sync(&vp->reset_work);
+	cancel_work_sync(&vp->event_work);
 	rtnl_lock();
+	/* a reset scheduled from here on finds the device detached */
 	netif_device_detach(vp->netdev);
 	if (netif_running(vp->netdev))
 		vmx_down(vp, true);
@@ -1398,7 +1487,36 @@ static struct pci_driver vmx_pci_driver = {
 	.remove		= vmx_remove,
 	.shutdown	= vmx_shutdown,
 };
-module_pci_driver(vmx_pci_driver);
+/*
+ * The in-tree vmxnet3 claims the same device. Loading vmx takes only free
+ * NICs and says which ones another driver keeps (switching one over is an
+ * unbind there and a bind here, see the README).
+ */
+static int __init vmx_init(void)
+{
+	struct pci_dev *pdev = NULL;
+	int err;
+
+	err = pci_register_driver(&vmx_pci_driver);
+	if (err)
+		return err;
+	while ((pdev = pci_get_device(PCI_VENDOR_ID_VMWARE_VMX,
+				      PCI_DEVICE_ID_VMWARE_VMXNET3, pdev))) {
+		struct device_driver *drv = READ_ONCE(pdev->dev.driver);
+
+		if (drv && drv != &vmx_pci_driver.driver)
+			pr_info("%s: %s is driven by %s, left alone\n",
+				VMX_DRV_NAME, pci_name(pdev), drv->name);
+	}
+	return 0;
+}
+module_init(vmx_init);
+
+static void __exit vmx_exit(void)
+{
+	pci_unregister_driver(&vmx_pci_driver);
+}
+module_exit(vmx_exit);
 
 MODULE_DESCRIPTION("VMware vmxnet3 virtual NIC driver with native XDP");
 MODULE_LICENSE("GPL");

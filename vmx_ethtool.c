@@ -38,6 +38,7 @@ static const struct vmx_stat_desc vmx_tx_stats[] = {
 	{ "packets",		VMX_TXS_PACKETS },
 	{ "bytes",		VMX_TXS_BYTES },
 	{ "drop",		VMX_TXS_DROP },
+	{ "map_errors",		VMX_TXS_MAP_ERR },
 	{ "linearize",		VMX_TXS_LINEARIZE },
 	{ "doorbells",		VMX_TXS_DOORBELL },
 	{ "bad_desc",		VMX_TXS_BAD_DESC },

@@ -25,19 +25,65 @@ static struct device *vmx_dmadev(const struct vmx_rxq *rxq)
 	return &rxq->vp->pdev->dev;
 }
 
-static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-			     u32 size, u8 btype)
+/*
+ * Ring-0 buffer size: half a page when a stack-layout frame of this MTU
+ * fits one, which halves the DMA mapping space the ring pins (it matters
+ * where every mapping is bounced, as in confidential-computing guests);
+ * otherwise a page. XDP always uses whole pages.
+ */
+static u32 vmx_rx_head_truesize(const struct vmx_qset *qs)
 {
+	u32 half = PAGE_SIZE / 2;
+
+	if (!qs->xdp && qs->mtu + ETH_HLEN + VLAN_HLEN <=
+	    VMX_RX_BUF_LEN(half, VMX_RX_SKB_HEADROOM))
+		return half;
+	return PAGE_SIZE;
+}
+
+/*
+ * A ring and its page_pool. The pool syncs for the device only the part
+ * of a page the device writes: from the first buffer's frame start to the
+ * last buffer's end.
+ */
+static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			     u32 size, u8 btype, u32 truesize)
+{
+	struct vmx_priv *vp = rxq->vp;
+	u32 head = btype == VMX_RXD_BTYPE_HEAD ? rxq->headroom : 0;
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.order = 0,
+		.pool_size = size,
+		.nid = dev_to_node(&vp->pdev->dev),
+		.dev = &vp->pdev->dev,
+		.dma_dir = btype == VMX_RXD_BTYPE_HEAD ? rxq->dma_dir :
+			   DMA_FROM_DEVICE,
+	};
+
 	r->size = size;
 	r->btype = btype;
+	r->truesize = truesize;
 	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ?
-		     VMX_RX_HEAD_LEN(rxq->headroom) : VMX_RX_BODY_LEN;
+		     VMX_RX_BUF_LEN(truesize, head) : VMX_RX_BODY_LEN;
+	if (truesize < PAGE_SIZE)
+		pp.flags |= VMX_PP_FLAG_FRAG;
+	pp.offset = head;
+	pp.max_len = PAGE_SIZE - truesize + r->buf_len;
+	vmx_pp_params_set_owner(&pp, rxq->napi, vp->netdev, rxq->qid);
+	r->pp = page_pool_create(&pp);
+	if (IS_ERR(r->pp)) {
+		int err = PTR_ERR(r->pp);
+
+		r->pp = NULL;
+		return err;
+	}
 	r->desc = dma_alloc_coherent(vmx_dmadev(rxq), size * sizeof(*r->desc),
 				     &r->desc_pa, GFP_KERNEL);
 	if (!r->desc)
 		return -ENOMEM;
-	r->page = kcalloc(size, sizeof(*r->page), GFP_KERNEL);
-	if (!r->page)
+	r->buf = kcalloc(size, sizeof(*r->buf), GFP_KERNEL);
+	if (!r->buf)
 		return -ENOMEM;
 	return 0;
 }
@@ -46,58 +92,71 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 {
 	u32 i;
 
-	if (r->page) {
+	if (r->buf) {
 		for (i = 0; i < r->size; i++)
-			if (r->page[i])
-				page_pool_put_full_page(rxq->pp, r->page[i],
+			if (r->buf[i].page)
+				page_pool_put_full_page(r->pp, r->buf[i].page,
 							false);
-		kfree(r->page);
-		r->page = NULL;
+		kfree(r->buf);
+		r->buf = NULL;
 	}
 	if (r->desc)
 		dma_free_coherent(vmx_dmadev(rxq), r->size * sizeof(*r->desc),
 				  r->desc, r->desc_pa);
 	r->desc = NULL;
+	if (r->pp)
+		page_pool_destroy(r->pp);
+	r->pp = NULL;
 }
 
-/* Put a page behind every slot so that starting the queue cannot fail. */
+/* A new buffer for @r, or false (counted) when none could be had. */
+static bool vmx_rx_buf_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			     struct vmx_rx_buf *b)
+{
+	if (r->truesize == PAGE_SIZE) {
+		b->off = 0;
+		b->page = page_pool_dev_alloc_pages(r->pp);
+	} else {
+		b->page = page_pool_dev_alloc_frag(r->pp, &b->off,
+						   r->truesize);
+	}
+	if (unlikely(!b->page)) {
+		vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
+		return false;
+	}
+	return true;
+}
+
+/* Put a buffer behind every slot so that starting the queue cannot fail. */
 static int vmx_rx_ring_populate(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 {
 	u32 i;
 
-	for (i = 0; i < r->size; i++) {
-		if (r->page[i])
-			continue;
-		r->page[i] = page_pool_dev_alloc_pages(rxq->pp);
-		if (!r->page[i])
+	for (i = 0; i < r->size; i++)
+		if (!r->buf[i].page && !vmx_rx_buf_alloc(rxq, r, &r->buf[i]))
 			return -ENOMEM;
-	}
 	return 0;
 }
 
+static void vmx_rx_refill_timer(struct timer_list *t)
+{
+	struct vmx_rxq *rxq = vmx_timer_container_of(rxq, t, refill_timer);
+
+	napi_schedule(rxq->napi);
+}
+
 /**
- * vmx_rxq_alloc() - allocate the rings, buffers and page_pool of a queue
+ * vmx_rxq_alloc() - allocate the rings, buffers and page_pools of a queue
  * @vp: device
  * @rxq: queue to fill in (zeroed by the caller)
  * @qid: queue index
- * @qs: queue set giving the ring sizes and the buffer layout
+ * @qs: queue set giving the ring sizes, the MTU and the buffer layout
  *
  * Return: 0 or a negative errno; on error everything is released.
  */
 int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 		  const struct vmx_qset *qs)
 {
-	struct page_pool_params pp = {
-		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
-		.order = 0,
-		.pool_size = qs->rx_size[0] + qs->rx_size[1],
-		.nid = dev_to_node(&vp->pdev->dev),
-		.dev = &vp->pdev->dev,
-		/* XDP_TX sends straight out of XDP-layout pages */
-		.dma_dir = qs->xdp ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE,
-		.offset = 0,
-		.max_len = PAGE_SIZE,
-	};
 	int err;
 
 	rxq->vp = vp;
@@ -105,23 +164,17 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	rxq->napi = &vp->qv[qid].napi;
 	rxq->xdp = qs->xdp;
 	rxq->headroom = qs->xdp ? VMX_RX_XDP_HEADROOM : VMX_RX_SKB_HEADROOM;
-	rxq->dma_dir = pp.dma_dir;
+	/* XDP_TX sends straight out of XDP-layout pages */
+	rxq->dma_dir = qs->xdp ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE;
 	u64_stats_init(&rxq->stats.syncp);
-	vmx_pp_params_set_owner(&pp, rxq->napi, vp->netdev, qid);
-
-	rxq->pp = page_pool_create(&pp);
-	if (IS_ERR(rxq->pp)) {
-		err = PTR_ERR(rxq->pp);
-		rxq->pp = NULL;
-		return err;
-	}
+	timer_setup(&rxq->refill_timer, vmx_rx_refill_timer, 0);
 
 	err = vmx_rx_ring_alloc(rxq, &rxq->ring[0], qs->rx_size[0],
-				VMX_RXD_BTYPE_HEAD);
+				VMX_RXD_BTYPE_HEAD, vmx_rx_head_truesize(qs));
 	if (err)
 		goto err_free;
 	err = vmx_rx_ring_alloc(rxq, &rxq->ring[1], qs->rx_size[1],
-				VMX_RXD_BTYPE_BODY);
+				VMX_RXD_BTYPE_BODY, PAGE_SIZE);
 	if (err)
 		goto err_free;
 
@@ -158,7 +211,7 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	if (err)
 		goto err_free;
 	err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq, MEM_TYPE_PAGE_POOL,
-					 rxq->pp);
+					 rxq->ring[0].pp);
 	if (err) {
 		xdp_rxq_info_unreg(&rxq->xdp_rxq);
 		goto err_free;
@@ -178,6 +231,7 @@ void vmx_rxq_free(struct vmx_rxq *rxq)
 {
 	struct device *dev = vmx_dmadev(rxq);
 
+	vmx_timer_delete_sync(&rxq->refill_timer);
 	if (xdp_rxq_info_is_reg(&rxq->xdp_rxq))
 		xdp_rxq_info_unreg(&rxq->xdp_rxq);
 	if (rxq->skb) {
@@ -192,12 +246,8 @@ void vmx_rxq_free(struct vmx_rxq *rxq)
 		dma_free_coherent(dev, rxq->comp_size * sizeof(*rxq->comp),
 				  rxq->comp, rxq->comp_pa);
 	rxq->comp = NULL;
-	if (rxq->pp) {
-		vmx_rx_ring_free(rxq, &rxq->ring[0]);
-		vmx_rx_ring_free(rxq, &rxq->ring[1]);
-		page_pool_destroy(rxq->pp);
-		rxq->pp = NULL;
-	}
+	vmx_rx_ring_free(rxq, &rxq->ring[0]);
+	vmx_rx_ring_free(rxq, &rxq->ring[1]);
 }
 
 static u32 vmx_rx_ring_owned(const struct vmx_rx_ring *r)
@@ -209,21 +259,16 @@ static u32 vmx_rx_ring_owned(const struct vmx_rx_ring *r)
 static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 {
 	struct vmx_rx_desc *d = &r->desc[r->fill];
-	struct page *page = r->page[r->fill];
-	u32 off = 0;
+	struct vmx_rx_buf *b = &r->buf[r->fill];
+	u32 off;
 
-	if (!page) {
-		page = page_pool_dev_alloc_pages(rxq->pp);
-		if (unlikely(!page)) {
-			vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
-			return false;
-		}
-		r->page[r->fill] = page;
-	}
+	if (!b->page && !vmx_rx_buf_alloc(rxq, r, b))
+		return false;
+	off = b->off;
 	if (r->btype == VMX_RXD_BTYPE_HEAD)
-		off = rxq->headroom;
+		off += rxq->headroom;
 
-	d->addr = cpu_to_le64(page_pool_get_dma_addr(page) + off);
+	d->addr = cpu_to_le64(page_pool_get_dma_addr(b->page) + off);
 	d->dw3 = 0;
 	/* address and length visible before the generation hands it over */
 	dma_wmb();
@@ -234,13 +279,20 @@ static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 	return true;
 }
 
-static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
+/*
+ * Post every free slot. Returns the number posted; *@short_of_pages is set
+ * when a page allocation failed and the ring stays short.
+ */
+static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			 bool *short_of_pages)
 {
 	u32 n = 0;
 
 	while (vmx_rx_ring_owned(r) < r->size - 1) {
-		if (!vmx_rx_post(rxq, r))
+		if (!vmx_rx_post(rxq, r)) {
+			*short_of_pages = true;
 			break;
+		}
 		n++;
 	}
 	return n;
@@ -252,6 +304,7 @@ static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
  */
 void vmx_rxq_start(struct vmx_rxq *rxq)
 {
+	bool short_of_pages = false;
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -261,7 +314,7 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
 		r->fill = 0;
 		r->cons = 0;
 		r->fill_gen = 1;
-		vmx_rx_refill(rxq, r);
+		vmx_rx_refill(rxq, r, &short_of_pages);
 	}
 	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
 	rxq->comp_next = 0;
@@ -275,6 +328,7 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
  */
 void vmx_rxq_stop(struct vmx_rxq *rxq)
 {
+	vmx_timer_delete_sync(&rxq->refill_timer);
 	if (rxq->skb) {
 		dev_kfree_skb_any(rxq->skb);
 		rxq->skb = NULL;
@@ -345,25 +399,24 @@ static void vmx_rx_bad(struct vmx_rxq *rxq, const char *why, u32 a, u32 b)
 }
 
 /*
- * Take the buffer the device returned at @idx of ring @r. Every slot of
- * the ring up to @idx is returned with it (the device may skip slots);
- * the skipped ones keep their pages and are simply posted again.
+ * Take the buffer the device returned at @idx of ring @r into @out. Every
+ * slot of the ring up to @idx is returned with it (the device may skip
+ * slots); the skipped ones keep their buffers and are simply posted again.
  */
-static struct page *vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-				u32 idx, bool keep)
+static bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r, u32 idx,
+			bool keep, struct vmx_rx_buf *out)
 {
 	u32 dist = (idx + r->size - r->cons) % r->size;
-	struct page *page;
 
 	if (idx >= r->size || dist >= vmx_rx_ring_owned(r)) {
 		vmx_rx_bad(rxq, "index", idx, r->size);
-		return NULL;
+		return false;
 	}
-	page = r->page[idx];
+	*out = r->buf[idx];
 	if (!keep)
-		r->page[idx] = NULL;
+		r->buf[idx].page = NULL;
 	r->cons = (idx + 1) % r->size;
-	return page;
+	return true;
 }
 
 static void vmx_rx_csum(struct vmx_rxq *rxq, struct sk_buff *skb, u32 dw0,
@@ -403,63 +456,94 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
 
 /*
  * An aggregated TCP frame: give the stack gso_size/gso_segs so it can be
- * forwarded or resegmented. Type-4 completions carry the values; without
- * them derive the segment size from the MTU and the headers.
+ * forwarded or resegmented. The headers are parsed and checked here, never
+ * taken from the completion: a frame that is not plain TCP right after an
+ * IPv4 or IPv6 header (a tunnel, a header the device misparsed) goes up
+ * without GSO fields. A segment size from a type-4 completion is used only
+ * when it fits the frame and the MTU; otherwise it comes from the MTU, and
+ * the segment count always from the payload.
  */
-static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 segs,
-		       u32 mss, u32 dw3)
+static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
+		       u32 dw3)
 {
 	u32 mtu = rxq->vp->netdev->mtu, hlen, plen;
 	struct skb_shared_info *sh;
 	bool v6 = dw3 & VMX_RXC_V6;
 	struct tcphdr *th;
+	__be16 proto;
 
-	if (!(dw3 & VMX_RXC_TCP) || !(dw3 & (VMX_RXC_V4 | VMX_RXC_V6)))
+	if (!(dw3 & VMX_RXC_TCP) || !(dw3 & (VMX_RXC_V4 | VMX_RXC_V6)) ||
+	    skb->len <= mtu + ETH_HLEN)
 		return;
-	if (!mss) {
-		__be16 proto = ((struct ethhdr *)skb->data)->h_proto;
+	proto = ((struct ethhdr *)skb->data)->h_proto;
+	if (v6 && proto == htons(ETH_P_IPV6)) {
+		if (!pskb_may_pull(skb, ETH_HLEN + sizeof(struct ipv6hdr)) ||
+		    ((struct ipv6hdr *)(skb->data + ETH_HLEN))->nexthdr !=
+		    IPPROTO_TCP)
+			return;
+		hlen = sizeof(struct ipv6hdr);
+	} else if (!v6 && proto == htons(ETH_P_IP)) {
+		struct iphdr *iph;
 
-		if (skb->len <= mtu + ETH_HLEN)
+		if (!pskb_may_pull(skb, ETH_HLEN + sizeof(*iph)))
 			return;
-		if (v6 && proto == htons(ETH_P_IPV6)) {
-			hlen = sizeof(struct ipv6hdr);
-		} else if (!v6 && proto == htons(ETH_P_IP)) {
-			if (!pskb_may_pull(skb, ETH_HLEN + sizeof(struct iphdr)))
-				return;
-			hlen = ((struct iphdr *)(skb->data + ETH_HLEN))->ihl * 4;
-		} else {
+		iph = (struct iphdr *)(skb->data + ETH_HLEN);
+		if (iph->ihl < 5 || iph->protocol != IPPROTO_TCP)
 			return;
-		}
-		if (!pskb_may_pull(skb, ETH_HLEN + hlen + sizeof(*th)))
-			return;
-		th = (struct tcphdr *)(skb->data + ETH_HLEN + hlen);
-		hlen += th->doff * 4;
-		if (hlen >= mtu || skb->len <= ETH_HLEN + hlen)
-			return;
-		mss = mtu - hlen;
-		plen = skb->len - ETH_HLEN - hlen;
-		segs = DIV_ROUND_UP(plen, mss);
+		hlen = iph->ihl * 4;
+	} else {
+		return;
 	}
-	if (segs < 2)
+	if (!pskb_may_pull(skb, ETH_HLEN + hlen + sizeof(*th)))
+		return;
+	th = (struct tcphdr *)(skb->data + ETH_HLEN + hlen);
+	if (th->doff < 5)
+		return;
+	hlen += th->doff * 4;
+	if (hlen >= mtu || skb->len <= ETH_HLEN + hlen)
+		return;
+	plen = skb->len - ETH_HLEN - hlen;
+	if (!mss || mss > plen || mss > mtu - hlen)
+		mss = mtu - hlen;
+	if (plen <= mss)
 		return;
 	sh = skb_shinfo(skb);
 	sh->gso_size = mss;
-	sh->gso_segs = segs;
+	sh->gso_segs = DIV_ROUND_UP(plen, mss);
 	sh->gso_type = v6 ? SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
 	vmx_rxq_add(rxq, VMX_RXS_LRO_PKTS, 1);
 	vmx_rxq_add(rxq, VMX_RXS_LRO_BYTES, skb->len);
 }
 
+/* A frame received from the device: qstats count it whatever its fate. */
+static void vmx_rx_count(struct vmx_rxq *rxq, u32 len)
+{
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.s[VMX_RXS_PACKETS]++;
+	rxq->stats.s[VMX_RXS_BYTES] += len;
+	u64_stats_update_end(&rxq->stats.syncp);
+}
+
+/*
+ * Hand a whole frame to the stack. @counted: XDP already counted it as
+ * received (with its length before the program ran).
+ */
 static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
-			   const struct vmx_rx_comp *eop, u32 lro_segs,
-			   u32 lro_mss)
+			   const struct vmx_rx_comp *eop, u32 lro_mss,
+			   bool counted)
 {
 	struct net_device *nd = rxq->vp->netdev;
 	u32 dw0 = le32_to_cpu(eop->dw[0]);
 	u32 dw2 = le32_to_cpu(eop->dw[2]);
 	u32 dw3 = le32_to_cpu(eop->dw[3]);
-	u32 len = skb->len;
 
+	if (!counted)
+		vmx_rx_count(rxq, skb->len);
+	if (unlikely(skb->len < ETH_HLEN)) {
+		vmx_rxq_add(rxq, VMX_RXS_RUNT, 1);
+		napi_consume_skb(skb, 1);
+		return;
+	}
 	vmx_rx_csum(rxq, skb, dw0, dw3);
 	if (FIELD_GET(VMX_RXC_TYPE, dw3) != VMX_RXC_TYPE_LRO)
 		vmx_rx_hash(skb, dw0, le32_to_cpu(eop->dw[1]));
@@ -467,14 +551,9 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       FIELD_GET(VMX_RXC_TCI, dw2));
 	if (nd->features & NETIF_F_LRO)
-		vmx_rx_lro(rxq, skb, lro_segs, lro_mss, dw3);
+		vmx_rx_lro(rxq, skb, lro_mss, dw3);
 	skb_record_rx_queue(skb, rxq->qid);
 	skb->protocol = eth_type_trans(skb, nd);
-
-	u64_stats_update_begin(&rxq->stats.syncp);
-	rxq->stats.s[VMX_RXS_PACKETS]++;
-	rxq->stats.s[VMX_RXS_BYTES] += len;
-	u64_stats_update_end(&rxq->stats.syncp);
 
 	if (skb_is_gso(skb))
 		netif_receive_skb(skb);
@@ -482,17 +561,20 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 		napi_gro_receive(rxq->napi, skb);
 }
 
+/* An skb around a ring-0 buffer; the frame is @len bytes at @data_off. */
 static struct sk_buff *vmx_rx_build_head(struct vmx_rxq *rxq,
-					 struct page *page, u32 off, u32 len)
+					 const struct vmx_rx_buf *b,
+					 u32 truesize, u32 data_off, u32 len)
 {
 	struct sk_buff *skb;
 
-	skb = napi_build_skb(page_address(page), PAGE_SIZE);
+	skb = napi_build_skb(page_address(b->page) + b->off, truesize);
 	if (unlikely(!skb)) {
-		page_pool_recycle_direct(rxq->pp, page);
+		page_pool_recycle_direct(rxq->ring[0].pp, b->page);
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 		return NULL;
 	}
-	skb_reserve(skb, off);
+	skb_reserve(skb, data_off);
 	__skb_put(skb, len);
 	skb_mark_for_recycle(skb);
 	return skb;
@@ -505,8 +587,10 @@ static struct sk_buff *vmx_rx_from_data_ring(struct vmx_rxq *rxq, u32 idx,
 	struct sk_buff *skb;
 
 	skb = napi_alloc_skb(rxq->napi, len);
-	if (unlikely(!skb))
+	if (unlikely(!skb)) {
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 		return NULL;
+	}
 	skb_put_data(skb, rxq->data_ring + idx * rxq->data_desc_size, len);
 	vmx_rxq_add(rxq, VMX_RXS_DATA_RING, 1);
 	return skb;
@@ -516,27 +600,37 @@ struct vmx_rx_ctx {
 	struct bpf_prog *prog;
 	struct vmx_txq *xtxq;
 	u32 xdp_flags;
+	u32 lro_mss;		/* from the SOP of a type-4 completion */
 };
 
 /*
- * Run XDP on a single-buffer frame at @data (inside @page for ring 0, or
- * a copy for the data ring). Returns the skb to deliver, or NULL when the
- * program consumed the frame.
+ * Run XDP on a single-buffer frame of @len bytes in @page (a whole page
+ * of ring 0, or a copy of a data ring entry). Returns the skb to deliver,
+ * with the metadata the program left, or NULL when the program consumed
+ * the frame.
  */
 static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 				  struct page *page, u32 len)
 {
+	struct vmx_rx_buf b = { .page = page };
 	struct xdp_buff xdp;
-	u32 act;
+	struct sk_buff *skb;
+	u32 act, meta;
 
+	vmx_rx_count(rxq, len);
 	xdp_init_buff(&xdp, PAGE_SIZE, &rxq->xdp_rxq);
 	xdp_prepare_buff(&xdp, page_address(page), VMX_RX_XDP_HEADROOM, len,
 			 true);
 	act = vmx_xdp_run(rxq, c->prog, &xdp, c->xtxq, &c->xdp_flags);
 	if (act != XDP_PASS)
 		return NULL;
-	return vmx_rx_build_head(rxq, page, xdp.data - xdp.data_hard_start,
-				 xdp.data_end - xdp.data);
+	meta = xdp.data - xdp.data_meta;
+	skb = vmx_rx_build_head(rxq, &b, PAGE_SIZE,
+				xdp.data - xdp.data_hard_start,
+				xdp.data_end - xdp.data);
+	if (skb && meta)
+		skb_metadata_set(skb, meta);
+	return skb;
 }
 
 /* A frame that starts in the data ring: copy it into a fresh page for XDP. */
@@ -544,10 +638,11 @@ static struct sk_buff *vmx_rx_data_ring_xdp(struct vmx_rxq *rxq,
 					    struct vmx_rx_ctx *c, u32 idx,
 					    u32 len)
 {
-	struct page *page = page_pool_dev_alloc_pages(rxq->pp);
+	struct page *page = page_pool_dev_alloc_pages(rxq->ring[0].pp);
 
 	if (unlikely(!page)) {
 		vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 		return NULL;
 	}
 	memcpy(page_address(page) + VMX_RX_XDP_HEADROOM,
@@ -565,16 +660,49 @@ static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
 	vmx_rxq_add(rxq, why, 1);
 }
 
+/* A data ring completion: ring 0 slot @idx comes back unused. */
+static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
+			    struct vmx_rx_ctx *c)
+{
+	u32 dw0 = le32_to_cpu(rc->dw[0]), dw2 = le32_to_cpu(rc->dw[2]);
+	u32 idx = FIELD_GET(VMX_RXC_IDX, dw0), len = FIELD_GET(VMX_RXC_LEN, dw2);
+	struct vmx_rx_buf b;
+
+	if (!(dw0 & VMX_RXC_SOP) || !(dw0 & VMX_RXC_EOP) ||
+	    len > rxq->data_desc_size) {
+		vmx_rx_bad(rxq, "data ring len", len, rxq->data_desc_size);
+		return -EIO;
+	}
+	if (!vmx_rx_take(rxq, &rxq->ring[0], idx, true, &b))
+		return -EIO;
+	if (dw2 & VMX_RXC_ERR) {
+		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
+		return 1;
+	}
+	if (c->prog) {
+		rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len);
+		if (rxq->skb)
+			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
+	} else {
+		rxq->skb = vmx_rx_from_data_ring(rxq, idx, len);
+		if (rxq->skb)
+			vmx_rx_deliver(rxq, rxq->skb, rc, 0, false);
+	}
+	rxq->skb = NULL;
+	return 1;
+}
+
 /*
- * Handle one completion. Returns 1 when a frame ended here, 0 otherwise,
- * or -EIO when the completion made no sense.
+ * Handle one completion (a copy the device can no longer change). Returns
+ * 1 when a frame ended here, 0 otherwise, or -EIO when the completion made
+ * no sense.
  */
 static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
-		      struct vmx_rx_ctx *c, u32 *lro)
+		      struct vmx_rx_ctx *c)
 {
 	u32 nrxq = rxq->vp->qs.nq, dw0, dw2, dw3, idx, len, rqid;
 	struct vmx_rx_ring *r;
-	struct page *page;
+	struct vmx_rx_buf b;
 	bool sop, eop;
 
 	dw0 = le32_to_cpu(rc->dw[0]);
@@ -591,44 +719,22 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		return -EIO;
 	}
 	if (sop) {
-		lro[0] = 0;
-		lro[1] = 0;
+		c->lro_mss = 0;
 		if (FIELD_GET(VMX_RXC_TYPE, dw3) == VMX_RXC_TYPE_LRO &&
-		    rxq->vp->rev >= 2) {
-			lro[0] = FIELD_GET(VMX_RXC_LRO_SEGS,
-					   le32_to_cpu(rc->dw[1]));
-			lro[1] = FIELD_GET(VMX_RXC_LRO_MSS, dw3);
-		}
+		    rxq->vp->rev >= 2)
+			c->lro_mss = FIELD_GET(VMX_RXC_LRO_MSS, dw3);
 	}
 
-	if (rqid == rxq->qid + 2 * nrxq && rxq->data_ring) {
-		/* Data ring: ring 0 slot @idx comes back unused. */
-		if (!sop || !eop || len > rxq->data_desc_size) {
-			vmx_rx_bad(rxq, "data ring len", len,
-				   rxq->data_desc_size);
-			return -EIO;
-		}
-		if (!vmx_rx_take(rxq, &rxq->ring[0], idx, true))
-			return -EIO;
-		if (dw2 & VMX_RXC_ERR) {
-			vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
-			return 1;
-		}
-		if (c->prog)
-			rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len);
-		else
-			rxq->skb = vmx_rx_from_data_ring(rxq, idx, len);
-		if (!rxq->skb)
-			return 1;
-		goto deliver;
-	}
-
-	if (rqid == rxq->qid) {
+	if (rqid == rxq->qid + 2 * nrxq && rxq->data_ring)
+		return vmx_rx_data_ring(rxq, rc, c);
+	/* ring 0 holds head buffers only: frames start there, never go on */
+	if (rqid == rxq->qid && sop) {
 		r = &rxq->ring[0];
 	} else if (rqid == rxq->qid + nrxq && !sop) {
 		r = &rxq->ring[1];
 	} else {
-		vmx_rx_bad(rxq, "ring id", rqid, nrxq);
+		vmx_rx_bad(rxq, sop ? "ring id" : "ring id of a body", rqid,
+			   nrxq);
 		return -EIO;
 	}
 	if (len > r->buf_len) {
@@ -637,54 +743,55 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	}
 	if (!sop && !rxq->skb) {
 		/* continuation of a frame already dropped: recycle */
-		page = vmx_rx_take(rxq, r, idx, true);
-		if (!page)
+		if (!vmx_rx_take(rxq, r, idx, true, &b))
 			return -EIO;
 		return eop;
 	}
-	page = vmx_rx_take(rxq, r, idx, false);
-	if (!page) {
+	if (!vmx_rx_take(rxq, r, idx, false, &b))
+		return -EIO;
+	if (!b.page) {
 		vmx_rx_bad(rxq, "empty slot", idx, r->size);
 		return -EIO;
 	}
 	dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
-				      page_pool_get_dma_addr(page),
-				      sop ? rxq->headroom : 0, len,
-				      rxq->dma_dir);
+				      page_pool_get_dma_addr(b.page),
+				      b.off + (sop ? rxq->headroom : 0), len,
+				      page_pool_get_dma_dir(r->pp));
 
 	if (sop) {
 		if (eop && len == 0) {
 			/* the device skipped this buffer */
-			page_pool_recycle_direct(rxq->pp, page);
+			page_pool_recycle_direct(r->pp, b.page);
 			return 0;
 		}
 		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
-			rxq->skb = vmx_rx_xdp(rxq, c, page, len);
+			rxq->skb = vmx_rx_xdp(rxq, c, b.page, len);
 			if (!rxq->skb)
 				return 1;
-			goto deliver;
+			vmx_rx_deliver(rxq, rxq->skb, rc, c->lro_mss, true);
+			rxq->skb = NULL;
+			return 1;
 		}
 		if (c->prog) {
 			/* multi-buffer frames never reach a program */
-			page_pool_recycle_direct(rxq->pp, page);
+			page_pool_recycle_direct(r->pp, b.page);
 			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 			return eop;
 		}
-		rxq->skb = vmx_rx_build_head(rxq, page, rxq->headroom, len);
-		if (!rxq->skb) {
-			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+		rxq->skb = vmx_rx_build_head(rxq, &b, r->truesize,
+					     rxq->headroom, len);
+		if (!rxq->skb)
 			return eop;
-		}
 	} else if (len == 0 ||
 		   skb_shinfo(rxq->skb)->nr_frags >= MAX_SKB_FRAGS) {
-		page_pool_recycle_direct(rxq->pp, page);
+		page_pool_recycle_direct(r->pp, b.page);
 		if (len) {
 			vmx_rx_drop(rxq, VMX_RXS_DROP);
 			return eop;
 		}
 	} else {
 		skb_add_rx_frag(rxq->skb, skb_shinfo(rxq->skb)->nr_frags,
-				page, 0, len, PAGE_SIZE);
+				b.page, b.off, len, r->truesize);
 	}
 
 	if (!eop)
@@ -693,8 +800,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
 		return 1;
 	}
-deliver:
-	vmx_rx_deliver(rxq, rxq->skb, rc, lro[0], lro[1]);
+	vmx_rx_deliver(rxq, rxq->skb, rc, c->lro_mss, false);
 	rxq->skb = NULL;
 	return 1;
 }
@@ -709,8 +815,8 @@ deliver:
 int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 {
 	struct vmx_priv *vp = rxq->vp;
+	bool short_of_pages = false;
 	struct vmx_rx_ctx c = { };
-	u32 lro[2] = { };
 	int done = 0, ret;
 
 	if (unlikely(rxq->bad))
@@ -723,13 +829,18 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 
 	while (done < budget) {
 		struct vmx_rx_comp *rc = &rxq->comp[rxq->comp_next];
-		u32 dw3 = le32_to_cpu(READ_ONCE(rc->dw[3]));
+		struct vmx_rx_comp copy;
+		u32 i;
 
-		if (!!(dw3 & VMX_RXC_GEN) != rxq->comp_gen)
+		if (!!(le32_to_cpu(READ_ONCE(rc->dw[3])) & VMX_RXC_GEN) !=
+		    rxq->comp_gen)
 			break;
 		/* the rest of the completion only after its generation */
 		dma_rmb();
-		ret = vmx_rx_one(rxq, rc, &c, lro);
+		/* read once: the device cannot change what is checked */
+		for (i = 0; i < ARRAY_SIZE(copy.dw); i++)
+			copy.dw[i] = READ_ONCE(rc->dw[i]);
+		ret = vmx_rx_one(rxq, &copy, &c);
 		if (ret < 0)
 			break;
 		done += ret;
@@ -739,10 +850,14 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 
 	if (c.prog)
 		vmx_xdp_poll_done(rxq, c.xtxq, c.xdp_flags);
-	if (!rxq->bad &&
-	    (vmx_rx_refill(rxq, &rxq->ring[0]) |
-	     vmx_rx_refill(rxq, &rxq->ring[1])))
+	if (rxq->bad)
+		return done;
+	if (vmx_rx_refill(rxq, &rxq->ring[0], &short_of_pages) |
+	    vmx_rx_refill(rxq, &rxq->ring[1], &short_of_pages))
 		vmx_rxq_kick(rxq);
+	/* no page now: try again soon rather than wait for a frame */
+	if (unlikely(short_of_pages) && !timer_pending(&rxq->refill_timer))
+		mod_timer(&rxq->refill_timer, jiffies + max(HZ / 100, 1));
 	return done;
 }
 

@@ -38,6 +38,7 @@ int vmx_txq_alloc(struct vmx_priv *vp, struct vmx_txq *txq, u16 qid,
 	txq->xdp = qid >= qs->nq;
 	spin_lock_init(&txq->xdp_lock);
 	u64_stats_init(&txq->stats.syncp);
+	u64_stats_init(&txq->cstats.syncp);
 
 	txq->desc = dma_alloc_coherent(dev, txq->size * sizeof(*txq->desc),
 				       &txq->desc_pa, GFP_KERNEL);
@@ -87,7 +88,9 @@ void vmx_txq_start(struct vmx_txq *txq)
 	memset(txq->desc, 0, txq->size * sizeof(*txq->desc));
 	memset(txq->comp, 0, txq->size * sizeof(*txq->comp));
 	txq->fill = 0;
+	txq->posted = 0;
 	txq->clean = 0;
+	txq->bad = false;
 	txq->fill_gen = 1;
 	txq->comp_next = 0;
 	txq->comp_gen = 1;
@@ -149,7 +152,7 @@ bool vmx_tx_pending(struct vmx_txq *txq)
 {
 	u32 dw3 = le32_to_cpu(READ_ONCE(txq->comp[txq->comp_next].dw[3]));
 
-	return !!(dw3 & VMX_TXC_GEN) == txq->comp_gen;
+	return !txq->bad && !!(dw3 & VMX_TXC_GEN) == txq->comp_gen;
 }
 
 /**
@@ -165,9 +168,20 @@ void vmx_tx_doorbell(struct vmx_txq *txq)
 	txq->kicked = txq->fill;
 	/* writel orders the descriptor writes before the MMIO write */
 	vmx_wr_pt(txq->vp, VMX_REG_TXPROD(txq->qid), txq->fill);
-	u64_stats_update_begin(&txq->stats.syncp);
-	txq->stats.s[VMX_TXS_DOORBELL]++;
-	u64_stats_update_end(&txq->stats.syncp);
+	vmx_txq_add(txq, VMX_TXS_DOORBELL, 1);
+}
+
+/*
+ * Everything up to txq->fill is complete and about to change hands: from
+ * now on a completion for it is accepted. Published just before the
+ * generation flips, since a device that does not wait for the doorbell may
+ * complete right after the flip; never for a packet still being built or
+ * unwound.
+ */
+static void vmx_tx_handover(struct vmx_txq *txq)
+{
+	/* pairs with the acquire in vmx_tx_clean() */
+	smp_store_release(&txq->posted, txq->fill);
 }
 
 /*
@@ -210,6 +224,11 @@ struct vmx_tx_done {
 	struct xdp_frame_bulk bq;
 };
 
+static bool vmx_tx_buf_is_xdp(const struct vmx_tx_buf *b)
+{
+	return b->type == VMX_TXB_XDP_TX || b->type == VMX_TXB_XDP_XMIT;
+}
+
 /* Release descriptor slots [txq->clean, end] of completed packets. */
 static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 			   struct vmx_tx_done *done)
@@ -220,8 +239,7 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 
 		vmx_tx_unmap(txq, b);
 		if (b->eop) {
-			if (b->type == VMX_TXB_XDP_TX ||
-			    b->type == VMX_TXB_XDP_XMIT) {
+			if (vmx_tx_buf_is_xdp(b)) {
 				done->xdp_pkts++;
 				done->xdp_bytes += b->len;
 				xdp_return_frame_bulk(b->xdpf, &done->bq);
@@ -238,28 +256,41 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 	}
 }
 
-static void vmx_tx_bad(struct vmx_txq *txq, u32 idx)
+/*
+ * A completion that makes no sense: stop reclaiming this queue (its poll
+ * no longer sees work) until the reset work has restarted the device.
+ */
+static void vmx_tx_bad(struct vmx_txq *txq, u32 idx, u32 posted)
 {
-	vmx_txq_add(txq, VMX_TXS_BAD_DESC, 1);
-	netdev_err(txq->vp->netdev,
-		   "txq %u: completion for index %u outside [%u, %u), resetting\n",
-		   txq->qid, idx, txq->clean, txq->fill);
+	vmx_txq_cadd(txq, VMX_TXS_BAD_DESC, 1);
+	if (!txq->bad && net_ratelimit())
+		netdev_err(txq->vp->netdev,
+			   "txq %u: completion for index %u outside [%u, %u), resetting\n",
+			   txq->qid, idx, txq->clean, posted);
+	txq->bad = true;
 	vmx_schedule_reset(txq->vp);
 }
 
 /**
  * vmx_tx_clean() - reclaim completed descriptors and wake the queue
  * @txq: queue
- * @budget: NAPI budget (0 from netpoll)
+ * @budget: NAPI budget; 0 outside NAPI (XDP senders, netpoll)
+ * @netpoll: called by netpoll: skb completions only, no XDP frames
+ *
+ * Only descriptors handed over to the device are accepted as completed;
+ * anything else is a bad completion.
  *
  * Return: packets completed.
  */
-int vmx_tx_clean(struct vmx_txq *txq, int budget)
+int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 {
 	struct vmx_tx_done done = { };
-	u32 inflight, idx, dist;
+	u32 inflight, idx, dist, posted;
 
+	if (unlikely(txq->bad))
+		return 0;
 	xdp_frame_bulk_init(&done.bq);
+	rcu_read_lock();	/* xdp_return_frame_bulk() */
 	for (;;) {
 		struct vmx_tx_comp *tc = &txq->comp[txq->comp_next];
 		u32 dw3 = le32_to_cpu(READ_ONCE(tc->dw[3]));
@@ -267,24 +298,34 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget)
 		if (!!(dw3 & VMX_TXC_GEN) != txq->comp_gen)
 			break;
 		dma_rmb();
-		idx = FIELD_GET(VMX_TXC_IDX, le32_to_cpu(tc->dw[0]));
-		inflight = (txq->fill + txq->size - txq->clean) % txq->size;
+		idx = FIELD_GET(VMX_TXC_IDX, le32_to_cpu(READ_ONCE(tc->dw[0])));
+		/*
+		 * Read after the completion: the sender published it before
+		 * handing it over. Pairs with vmx_tx_handover(): buf[] of
+		 * what it published is set.
+		 */
+		posted = smp_load_acquire(&txq->posted);
+		inflight = (posted + txq->size - txq->clean) % txq->size;
 		dist = (idx + txq->size - txq->clean) % txq->size;
 		if (idx >= txq->size || dist >= inflight ||
 		    !txq->buf[idx].eop) {
-			vmx_tx_bad(txq, idx);
+			vmx_tx_bad(txq, idx, posted);
 			break;
 		}
+		/* netpoll may not free XDP frames: their NAPI will */
+		if (netpoll && vmx_tx_buf_is_xdp(&txq->buf[idx]))
+			break;
 		vmx_tx_release(txq, idx, budget, &done);
 		txq->comp_next = vmx_ring_next(txq->comp_next, txq->size,
 					       &txq->comp_gen);
 	}
 	xdp_flush_frame_bulk(&done.bq);
+	rcu_read_unlock();
 	if (done.xdp_pkts) {
-		u64_stats_update_begin(&txq->stats.syncp);
-		txq->stats.s[VMX_TXS_PACKETS] += done.xdp_pkts;
-		txq->stats.s[VMX_TXS_BYTES] += done.xdp_bytes;
-		u64_stats_update_end(&txq->stats.syncp);
+		u64_stats_update_begin(&txq->cstats.syncp);
+		txq->cstats.s[VMX_TXS_PACKETS] += done.xdp_pkts;
+		txq->cstats.s[VMX_TXS_BYTES] += done.xdp_bytes;
+		u64_stats_update_end(&txq->cstats.syncp);
 	}
 	if (!txq->nq)
 		return done.xdp_pkts;
@@ -296,7 +337,7 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget)
 	    vmx_tx_avail(txq) >= vmx_tx_wake_thresh(txq) &&
 	    netif_carrier_ok(txq->vp->netdev)) {
 		netif_tx_wake_queue(txq->nq);
-		vmx_txq_add(txq, VMX_TXS_WAKE, 1);
+		vmx_txq_cadd(txq, VMX_TXS_WAKE, 1);
 	}
 	return done.pkts + done.xdp_pkts;
 }
@@ -375,6 +416,9 @@ static int vmx_tx_plan(struct vmx_txq *txq, struct sk_buff *skb,
 	}
 	if (skb->len <= dsz)
 		p->copy = skb->len;
+	/* no linear data: the SOP still carries bytes (length 0 means 16 KiB) */
+	if (!p->copy)
+		p->copy = min_t(u32, skb->len, dsz);
 	/* features_check keeps offloaded headers inside one entry */
 	if (WARN_ON_ONCE(p->copy > dsz))
 		return -EINVAL;
@@ -477,15 +521,47 @@ static int vmx_tx_map(struct vmx_txq *txq, struct sk_buff *skb, u32 off)
 	return 0;
 }
 
-/* Undo a partly mapped packet: slots from @sop to txq->fill. */
+/*
+ * Undo a partly mapped packet: slots from @sop to txq->fill. The slots
+ * after the SOP were written with the valid generation as they were
+ * mapped; each goes back to the driver's generation with no address, so
+ * that a later, shorter packet reusing the SOP cannot let the device run
+ * on into them.
+ */
 static void vmx_tx_unwind(struct vmx_txq *txq, u32 sop, u32 sop_gen)
 {
-	while (txq->fill != sop) {
-		txq->fill = (txq->fill + txq->size - 1) % txq->size;
-		vmx_tx_unmap(txq, &txq->buf[txq->fill]);
-		memset(&txq->buf[txq->fill], 0, sizeof(txq->buf[0]));
+	u32 idx = sop, gen = sop_gen;
+
+	while (idx != txq->fill) {
+		vmx_tx_unmap(txq, &txq->buf[idx]);
+		memset(&txq->buf[idx], 0, sizeof(txq->buf[0]));
+		vmx_tx_desc(txq, idx, 0, 0, !gen);
+		idx = vmx_ring_next(idx, txq->size, &gen);
 	}
+	txq->fill = sop;
 	txq->fill_gen = sop_gen;
+}
+
+/*
+ * Not enough room for a packet of @ndesc descriptors: stop the queue, then
+ * look again (a completion may have freed room in between and missed the
+ * stop). Returns true when the caller must answer NETDEV_TX_BUSY.
+ */
+static bool vmx_tx_busy(struct vmx_txq *txq, u32 ndesc)
+{
+	netif_tx_stop_queue(txq->nq);
+	vmx_txq_add(txq, VMX_TXS_STOP, 1);
+	/* pairs with the barrier in vmx_tx_clean() */
+	smp_mb();
+	if (vmx_tx_avail(txq) >= ndesc) {
+		netif_tx_start_queue(txq->nq);
+		vmx_txq_add(txq, VMX_TXS_WAKE, 1);
+		return false;
+	}
+	/* deferred packets must reach the device or nothing completes */
+	if (txq->kicked != txq->fill)
+		vmx_tx_doorbell(txq);
+	return true;
 }
 
 static void vmx_tx_maybe_stop(struct vmx_txq *txq)
@@ -516,16 +592,13 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	u32 sop, sop_gen, last, dw2, dw3, len = skb->len;
 	struct vmx_tx_plan p;
 	struct vmx_tx_desc *d;
+	bool kick;
 	u8 *hdr;
-	bool more;
 
 	if (vmx_tx_plan(txq, skb, &p))
 		goto drop;
-	if (unlikely(vmx_tx_avail(txq) < p.ndesc)) {
-		netif_tx_stop_queue(txq->nq);
-		vmx_txq_add(txq, VMX_TXS_STOP, 1);
+	if (unlikely(vmx_tx_avail(txq) < p.ndesc) && vmx_tx_busy(txq, p.ndesc))
 		return NETDEV_TX_BUSY;
-	}
 
 	sop = txq->fill;
 	sop_gen = txq->fill_gen;
@@ -541,6 +614,7 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
 	if (vmx_tx_map(txq, skb, p.copy)) {
 		vmx_tx_unwind(txq, sop, sop_gen);
+		vmx_txq_add(txq, VMX_TXS_MAP_ERR, 1);
 		goto drop;
 	}
 
@@ -559,7 +633,16 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	d->dw3 = cpu_to_le32(dw3);
 	dw2 = le32_to_cpu(d->dw2) | FIELD_PREP(VMX_TXD_MSSCOF, p.msscof);
 	d->dw2 = cpu_to_le32(dw2);
+
+	/*
+	 * Last use of the skb and BQL before the hand-over: a device that
+	 * does not wait for the doorbell may complete and free it at once.
+	 */
+	skb_tx_timestamp(skb);
+	kick = __netdev_tx_sent_queue(txq->nq, len, netdev_xmit_more());
+
 	/* the whole chain is written before the SOP changes hands */
+	vmx_tx_handover(txq);
 	dma_wmb();
 	d->dw2 = cpu_to_le32(dw2 ^ VMX_TXD_GEN);
 
@@ -574,15 +657,13 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	}
 	u64_stats_update_end(&txq->stats.syncp);
 
-	skb_tx_timestamp(skb);
 	vmx_tx_maybe_stop(txq);
-	more = netdev_xmit_more();
 	/*
 	 * Doorbell: while the stack has more frames coming, defer (bounded);
 	 * otherwise ring once the device's txThreshold is reached. A stopped
 	 * queue always rings so completions arrive to restart it.
 	 */
-	if (__netdev_tx_sent_queue(txq->nq, len, more)) {
+	if (kick) {
 		if (vmx_tx_defer(txq, p.pkts, 1) ||
 		    netif_xmit_stopped(txq->nq))
 			vmx_tx_doorbell(txq);
@@ -639,12 +720,20 @@ netdev_features_t vmx_features_check(struct sk_buff *skb,
  */
 void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out)
 {
+	u64 c[VMX_TXS_NUM];
 	unsigned int start;
+	u32 i;
 
 	do {
 		start = u64_stats_fetch_begin(&txq->stats.syncp);
 		memcpy(out, txq->stats.s, sizeof(txq->stats.s));
 	} while (u64_stats_fetch_retry(&txq->stats.syncp, start));
+	do {
+		start = u64_stats_fetch_begin(&txq->cstats.syncp);
+		memcpy(c, txq->cstats.s, sizeof(c));
+	} while (u64_stats_fetch_retry(&txq->cstats.syncp, start));
+	for (i = 0; i < VMX_TXS_NUM; i++)
+		out[i] += c[i];
 }
 
 /**
@@ -696,6 +785,7 @@ int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
 	}
 	done = i;
+	vmx_tx_handover(txq);
 	/* all addresses and flags visible before any generation flips */
 	dma_wmb();
 	for (i = 0, idx = first; i < done; i++) {

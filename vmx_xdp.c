@@ -74,7 +74,7 @@ static void vmx_xdp_reclaim(struct vmx_txq *txq)
 
 	if (!txq->xdp)
 		return;		/* a stack queue: its NAPI reclaims it */
-	vmx_tx_clean(txq, 0);
+	vmx_tx_clean(txq, 0, false);
 	if (txq->clean != txq->kicked && vp->xdp_vec != VMX_NO_VEC)
 		vmx_mask_vec(vp, vp->xdp_vec, false);
 }
@@ -82,16 +82,12 @@ static void vmx_xdp_reclaim(struct vmx_txq *txq)
 /**
  * vmx_xdp_txq_poll() - NAPI's share of reclaiming a dedicated XDP TX queue
  * @txq: the queue
- * @budget: NAPI budget; 0 (netpoll) only tries the lock
+ *
+ * Never from netpoll, which may not complete XDP frames.
  */
-void vmx_xdp_txq_poll(struct vmx_txq *txq, int budget)
+void vmx_xdp_txq_poll(struct vmx_txq *txq)
 {
-	if (!budget) {
-		if (!spin_trylock(&txq->xdp_lock))
-			return;
-	} else {
-		spin_lock(&txq->xdp_lock);
-	}
+	spin_lock(&txq->xdp_lock);
 	vmx_xdp_reclaim(txq);
 	spin_unlock(&txq->xdp_lock);
 }
@@ -186,7 +182,8 @@ u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 	goto count;
 
 drop:
-	page_pool_recycle_direct(rxq->pp, virt_to_page(xdp->data_hard_start));
+	page_pool_recycle_direct(rxq->ring[0].pp,
+				 virt_to_page(xdp->data_hard_start));
 	if (act == XDP_PASS)	/* cannot happen; keeps the compiler calm */
 		act = XDP_DROP;
 count:
