@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mac.sh - MAC address changes while up and while down: the new address is
-# used and answered, frames to the old one are filtered, the address
+# used and answered, frames to the old one do not reach the driver (device
+# filter: a capture without promiscuous mode, rx_packets), the address
 # survives down/up, invalid addresses are refused, restore works.
 source "$(dirname "$0")/lib.sh"
 
@@ -22,12 +23,27 @@ peer_sees() {
 	peer_ping -c 5 -i 0.05 "$DUT_IP" || return 1
 	pexec ip neigh show "$DUT_IP" dev "$PEER" | show_grep "lladdr $1"
 }
-# Point the peer's neighbour entry at MAC $1: no reply may come back.
-old_mac_filtered() {
-	pexec ip neigh replace "$DUT_IP" lladdr "$1" dev "$PEER" nud permanent
-	peer_no_reply -c 3 -i 0.2 "$DUT_IP"
-	local rc=$?
+# mac_rx reaches|filtered MAC: the peer sends 10 datagrams to DUT_IP at MAC
+# (a static neighbour entry); they reach the driver, or the device filter
+# keeps them out (rx_reaches/rx_filtered: a capture on DUT without
+# promiscuous mode and DUT's rx_packets).
+PORT=5020
+mac_rx() {
+	local rc
+	pexec ip neigh replace "$DUT_IP" lladdr "$2" dev "$PEER" nud permanent
+	echo "peer -> $DUT_IP at $2"
+	"rx_$1" 10 "$DUT_IP" $PORT
+	rc=$?
 	pexec ip neigh del "$DUT_IP" dev "$PEER"
+	return $rc
+}
+# In promiscuous mode the device lets frames to the old MAC in: the
+# capture above sees them when they come.
+promisc_rx() {
+	ip link set "$DUT" promisc on || return 1
+	mac_rx reaches "$1"
+	local rc=$?
+	ip link set "$DUT" promisc off
 	return $rc
 }
 
@@ -35,7 +51,9 @@ check "set MAC while up" ip link set "$DUT" address "$new1"
 check "address reads back" addr_is "$new1"
 check "peer reaches the new MAC" peer_sees "$new1"
 check "DUT->peer ping with new MAC" dut_ping -c 5 -i 0.05 "$PEER_IP"
-check "frames to the old MAC are filtered" old_mac_filtered "$orig"
+check "frames to the new MAC reach the driver" mac_rx reaches "$new1"
+check "frames to the old MAC do not reach the driver (device filter)" mac_rx filtered "$orig"
+check "promisc: frames to the old MAC reach the driver" promisc_rx "$orig"
 
 set_while_down() {
 	ip link set "$DUT" down || return 1
@@ -45,7 +63,9 @@ set_while_down() {
 }
 check "set MAC while down, then up" set_while_down
 check "peer reaches MAC set while down" peer_sees "$new2"
-check "frames to the previous MAC are filtered" old_mac_filtered "$new1"
+check "frames to the MAC set while down reach the driver" mac_rx reaches "$new2"
+check "frames to the previous MAC do not reach the driver" mac_rx filtered "$new1"
+check "frames to the original MAC do not reach the driver" mac_rx filtered "$orig"
 downup() { ip link set "$DUT" down && ip link set "$DUT" up && wait_carrier "$DUT" 10; }
 check "down/up" downup
 check "MAC survives down/up" addr_is "$new2"
@@ -63,5 +83,6 @@ restore() {
 }
 check "restore original MAC (down, set, up)" restore
 check "peer reaches the original MAC" peer_sees "$orig"
+check "frames to the last MAC do not reach the driver after the restore" mac_rx filtered "$new2"
 
 vmx_done

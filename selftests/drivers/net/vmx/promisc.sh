@@ -10,24 +10,11 @@ vmx_setup
 PORT=5002
 pexec ip neigh replace "$FOREIGN_IP" lladdr "$FOREIGN_MAC" dev "$PEER" nud permanent
 
-# count DST: datagrams from the peer to DST seen on the DUT.
-count() {
-	cap_start "$DUT" "udp and dst port $PORT" > /dev/null || return 1
-	udp_send --ns "$PEER_NS" "$1" "$PORT" 5
-	cap_stop
-}
-seen() {
-	local n
-	n=$(count "${1:-$FOREIGN_IP}")
-	echo "captured $n of 5 datagrams to ${1:-$FOREIGN_IP}"
-	[ "$n" -ge 5 ]
-}
-not_seen() {
-	local n
-	n=$(count "$FOREIGN_IP")
-	echo "captured $n of 5 datagrams to $FOREIGN_IP ($FOREIGN_MAC)"
-	[ "$n" -eq 0 ]
-}
+# seen [DST] / not_seen: 5 datagrams from the peer to DST (default the
+# foreign address) reach the driver / are kept out by the device
+# (rx_reaches/rx_filtered: a capture without promiscuous mode, rx_packets).
+seen() { rx_reaches 5 "${1:-$FOREIGN_IP}" $PORT; }
+not_seen() { rx_filtered 5 "$FOREIGN_IP" $PORT; }
 promisc_flag() { ip -d link show "$DUT" | grep -q 'promiscuity [1-9]'; }
 
 check "unicast to the DUT's own MAC seen" seen "$DUT_IP"

@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# revision.sh - revision-gated paths. The negotiated device revision is
-# read from ethtool -i; paths the device cannot offer are SKIPped with the
-# reason (QEMU's vmxnet3 is revision 1).
+# revision.sh - the negotiated device revision and the revision-gated
+# paths. ethtool -i reports the revision vmx negotiated; it must be the one
+# this device offers: VMX_EXPECT_REV (default 1, stock QEMU's vmxnet3,
+# whatever its version: VMX_QEMU_VERSION is logged). Paths the device
+# cannot offer are SKIPped with the reason.
 # vmx-timeout: 120
 source "$(dirname "$0")/lib.sh"
 
 vmx_setup
 
+EXPECT=${VMX_EXPECT_REV:-1}
 rev=$(dut_revision)
-check "ethtool -i reports the negotiated revision" test -n "$rev"
-log "negotiated revision: ${rev:-unknown}"
-
-data_ring_frames() {
-	ethtool -S "$DUT" | awk '/rx[0-9]+_data_ring:/ {s += $2} END {print s + 0}'
+log "negotiated revision: ${rev:-unknown}; expected $EXPECT (VMX_EXPECT_REV); QEMU ${VMX_QEMU_VERSION:-unknown}"
+rev_is() {
+	ethtool -i "$DUT" | grep firmware-version
+	[ "$rev" = "$EXPECT" ]
 }
+if [ "$VMX_DRIVER" = vmx ]; then
+	check "ethtool -i reports revision $EXPECT" rev_is
+else
+	skip "ethtool -i reports revision $EXPECT" "$VMX_DRIVER does not report the revision"
+fi
 
 small_frames_use_data_ring() {
 	local b a
-	b=$(data_ring_frames)
+	b=$(estat "$DUT" 'rx[0-9]+_data_ring')
 	peer_ping -c 20 -i 0.02 -s 32 "$DUT_IP" || return 1
-	a=$(data_ring_frames)
+	a=$(estat "$DUT" 'rx[0-9]+_data_ring')
 	echo "rxN_data_ring: $b -> $a"
 	[ $((a - b)) -ge 20 ]
 }
@@ -30,11 +37,29 @@ else
 	skip "small frames arrive through the RX data ring" \
 		"device revision ${rev:-?} < 3 has no RX data ring (QEMU offers only revision 1)"
 fi
+
+# Revision 2+ devices aggregate TCP themselves and complete the aggregate
+# with a type-4 descriptor carrying segment count and MSS: with LRO on and
+# GRO off, TCP from the peer makes the device count LRO aggregates
+# (dev_rx_lro_pkts) and the driver deliver them as GSO frames
+# (rxN_lro_pkts), each with at least two segments.
+type4_lro() {
+	local d0 d1 r0 r1 rc=0
+	ethtool -K "$DUT" lro on gro off || return 1
+	wait_carrier "$DUT" 10 || return 1
+	d0=$(estat "$DUT" dev_rx_lro_pkts); r0=$(estat "$DUT" 'rx[0-9]+_lro_pkts')
+	VMX_IPERF_TIME=3 iperf_check -R || rc=1
+	d1=$(estat "$DUT" dev_rx_lro_pkts); r1=$(estat "$DUT" 'rx[0-9]+_lro_pkts')
+	echo "dev_rx_lro_pkts +$((d1 - d0)), rxN_lro_pkts +$((r1 - r0))"
+	ethtool -K "$DUT" gro on
+	[ $((d1 - d0)) -gt 0 ] || { echo "the device aggregated nothing"; rc=1; }
+	[ $((r1 - r0)) -gt 0 ] || { echo "the driver delivered no LRO frame"; rc=1; }
+	return $rc
+}
 if [ "${rev:-0}" -ge 2 ]; then
-	skip "LRO completions carry segment count and MSS" \
-		"needs a host that aggregates into type-4 completions; not testable from the guest alone"
+	check "LRO completions (type 4) delivered as GSO frames" type4_lro
 else
-	skip "LRO completions carry segment count and MSS" \
+	skip "LRO completions (type 4) delivered as GSO frames" \
 		"device revision ${rev:-?} < 2 has no type-4 LRO completions (QEMU offers only revision 1)"
 fi
 

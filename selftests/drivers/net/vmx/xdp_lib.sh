@@ -9,6 +9,7 @@
 #   xdp_redirect_devmap, XDP_PORT_XSK 7781 xdp_redirect_xsk.
 # xdp_pkt.py (run in the peer netns) sends known frames and checks what
 # comes back byte for byte; pp_check.py looks for leaked page_pool pages.
+# The counter helpers (estat, snap, sdelta, near, mac_of...) are in lib.sh.
 
 XDP_PROGS=$VMX_LIB_DIR/progs
 XDP_PKT=$VMX_LIB_DIR/xdp_pkt.py
@@ -75,17 +76,6 @@ xdp_none() {
 	[ "${st[0]}" = none ]
 }
 
-# estat IF REGEX: sum of the ethtool -S counters whose whole name matches
-# REGEX (e.g. 'rx[0-9]+_xdp_drop'); 0 when none matches.
-estat() {
-	ethtool -S "$1" | awk -v re="^($2)$" '
-		{ n = $1; sub(":$", "", n) } n ~ re { s += $2 } END { printf "%d\n", s }'
-}
-
-# link_stat IF FIELD (this netns) / peer_link_stat FIELD: rtnl counters.
-link_stat() { stat_of "$1" "$2"; }
-peer_link_stat() { pexec cat "/sys/class/net/$PEER/statistics/$1"; }
-
 # Program statistics (kernel.bpf_stats_enabled=1, set by xdp_setup).
 prog_run_cnt() {
 	bpftool prog show id "$1" 2>/dev/null |
@@ -109,9 +99,6 @@ import json,sys; print(" ".join(str(i) for i in json.load(sys.stdin).get("map_id
 
 # u32_le N: the four bytes of N for bpftool's key/value arguments.
 u32_le() { printf '%d %d %d %d' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
-
-mac_of() { cat "/sys/class/net/$1/address"; }
-peer_mac() { pexec cat "/sys/class/net/$PEER/address"; }
 
 # peer_bounce PORT COUNT MODE [DSTMAC]: the peer sends COUNT frames to
 # DUT_IP:PORT (to DSTMAC, default the DUT's MAC) and checks what comes
@@ -166,41 +153,6 @@ pktgen_stop() {
 
 # pktgen_sent: frames sent by the last run.
 pktgen_sent() { pexec awk '/pkts-sofar:/ {print $2}' "/proc/net/pktgen/$PEER"; }
-
-# ------------------------------------------------------------ counters
-
-# snap IF: "name value" per ethtool -S counter of IF (this netns), plus
-# the rtnl counters as link_<name>.
-snap() {
-	local f
-	ethtool -S "$1" | awk -F': *' 'NR > 1 { gsub(/^ +/, "", $1); print $1, $2 }'
-	for f in rx_packets rx_missed_errors rx_dropped tx_packets tx_dropped; do
-		echo "link_$f $(cat "/sys/class/net/$1/statistics/$f")"
-	done
-	# interrupts per vector: irq_<dev>-rxtx-N, irq_<dev>-xdp-tx, irq_<dev>
-	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && ($NF == d || index($NF, d "-") == 1) {
-		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
-		print "irq_" $NF, s }' /proc/interrupts
-}
-peer_snap() {
-	local f
-	for f in rx_packets rx_dropped rx_missed_errors tx_packets; do
-		echo "link_$f $(peer_link_stat $f)"
-	done
-}
-
-# sdelta BEFORE AFTER REGEX: summed change of the counters named REGEX.
-sdelta() {
-	awk -v re="^($3)$" 'FNR == NR { b[$1] = $2; next }
-		$1 ~ re { s += $2 - b[$1] } END { printf "%d\n", s }' "$1" "$2"
-}
-
-# near A B PCT [SLACK]: |A - B| <= B * PCT / 100 + SLACK
-near() {
-	local d=$(($1 - $2))
-	[ $d -lt 0 ] && d=$((-d))
-	[ $((d * 100)) -le $(($2 * $3 + ${4:-0} * 100)) ]
-}
 
 # ------------------------------------------------------------ xdp-bench
 
