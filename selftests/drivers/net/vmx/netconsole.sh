@@ -100,17 +100,24 @@ budget0_clean() {
 
 under_load() {
 	local x0 x1 rc=0 ipf
+	# one small TX queue shared by iperf3 (CPU 1) and printk (CPU 0): netpoll
+	# finds it locked or stopped and polls with budget 0
+	ethtool -L "$DUT" combined 1 || echo "ethtool -L $DUT combined 1 failed"
+	ethtool -G "$DUT" tx 64 || echo "ethtool -G $DUT tx 64 failed"
+	wait_carrier "$DUT" 10 || return 1
 	pktgen_setup "$DUT_MAC" 0 60 "$XDP_PORT_TX" || return 1
 	_pg "$PEER" "delay 20000"	# about 50 kpps at most
 	iperf_server_start 5201 || return 1
-	timeout 60 iperf3 -c "$PEER_IP" -p 5201 -t 15 -P 2 > "$VMX_TMP/iperf-nc.log" 2>&1 &
+	timeout 60 taskset -c 1 iperf3 -c "$PEER_IP" -p 5201 -t 15 -P 2 > "$VMX_TMP/iperf-nc.log" 2>&1 &
 	ipf=$!
 	x0=$(estat "$DUT" 'rx[0-9]+_xdp_tx')
 	pktgen_start
 	sleep 2
 	trace_start || { echo "cannot trace netpoll_poll_dev"; rc=1; }
+	taskset -pc 0 $$ >/dev/null
 	burst load || rc=1
 	burst load2 || rc=1
+	taskset -pc 0-1 $$ >/dev/null
 	trace_stop
 	pktgen_stop
 	wait "$ipf" || { echo "iperf3 failed:"; tail -n 5 "$VMX_TMP/iperf-nc.log"; rc=1; }
