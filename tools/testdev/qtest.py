@@ -12,8 +12,11 @@ Usage: tools/testdev/qtest.py [QEMU]   (default: tools/testdev/build.sh's)
 Output is TAP; exit status 0 when every check passed.
 """
 import os
+import socket
+import struct
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAR0 = 0xC0000000
@@ -32,11 +35,20 @@ GET_LINK = 0xF00D0002
 
 
 class QTest:
-    def __init__(self, qemu, props):
+    def __init__(self, qemu, props, net=None):
+        nic = f"vmxnet3,addr={DEV:02x}.0,romfile={props}"
+        extra = []
+        if net:
+            # a datagram backend: this script is the other end of the wire
+            extra = ["-netdev", "dgram,id=n0,local.type=inet,"
+                     f"local.host=127.0.0.1,local.port={net[0]},"
+                     "remote.type=inet,remote.host=127.0.0.1,"
+                     f"remote.port={net[1]}"]
+            nic += ",netdev=n0"
         self.p = subprocess.Popen(
             [qemu, "-machine", "q35", "-accel", "qtest", "-qtest", "stdio",
-             "-nodefaults", "-display", "none", "-m", "128",
-             "-device", f"vmxnet3,addr={DEV:02x}.0,romfile={props}"],
+             "-nodefaults", "-display", "none", "-m", "128"] + extra +
+            ["-device", nic],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
 
@@ -83,6 +95,15 @@ class QTest:
         self.cfg_wr(0x10, BAR0)
         return (~(v & ~0xF) & 0xFFFFFFFF) + 1
 
+    def write(self, addr, data):
+        self.cmd(f"write 0x{addr:x} {len(data)} 0x{data.hex()}")
+
+    def read(self, addr, size):
+        return bytes.fromhex(self.cmd(f"read 0x{addr:x} {size}")[1][2:])
+
+    def clock_step(self, ns):
+        self.cmd(f"clock_step {ns}")
+
     def close(self):
         self.p.kill()
         self.p.wait(timeout=10)
@@ -100,6 +121,144 @@ def check(name, got, want):
     else:
         failed += 1
         print(f"not ok {n} {name}: got {got!r}, want {want!r}")
+
+# A minimal driver in guest RAM: one TX and one RX queue, rings of 32.
+SH, QD = 0x100000, 0x101000
+TXR, TXC, TXD = 0x102000, 0x103000, 0x104000
+RX0, RX1, RXC, RXD = 0x106000, 0x107000, 0x108000, 0x10A000
+BUF = 0x200000
+NR, DSZ = 32, 128
+
+
+def le16(v):
+    return struct.pack("<H", v)
+
+
+def le32(v):
+    return struct.pack("<I", v)
+
+
+def le64(v):
+    return struct.pack("<Q", v)
+
+
+def bring_up(q, rev, rxdata=DSZ):
+    """VRRS, shared area, rings, ACTIVATE; returns the CMD read-back"""
+    q.vd(VRRS, 1 << (rev - 1))
+    q.vd(UVRS, 1)
+    q.cmd(f"memset 0x{SH:x} 0x20000 0")
+    q.write(SH, le32(0xBABEFEE1))
+    q.write(SH + 12, le32(2 | 1 << 2))          # 64-bit Linux
+    q.write(SH + 16, le32(1) + le32(1))
+    q.write(SH + 40, le64(QD))
+    q.write(SH + 52, le32(512) + le32(1500) + le16(1) + bytes([1, 1]))
+    q.write(SH + 120, le32(0x10))               # promiscuous
+    tx = QD
+    q.write(tx + 16, le64(TXR) + le64(TXD) + le64(TXC))
+    q.write(tx + 56, le32(NR) + le32(NR) + le32(NR))
+    q.write(tx + 74, le16(DSZ))
+    rx = QD + 256
+    q.write(rx + 16, le64(RX0) + le64(RX1) + le64(RXC))
+    q.write(rx + 48, le64(RXD if rxdata else 0))
+    q.write(rx + 56, le32(NR) + le32(NR) + le32(2 * NR))
+    q.write(rx + 74, le16(rxdata))
+    for i in range(NR - 1):                     # HEAD buffers, gen 1
+        q.write(RX0 + 16 * i, le64(BUF + 2048 * i) + le32(2048 | 1 << 31))
+        q.write(RX1 + 16 * i, le64(BUF + 0x10000 + 4096 * i) +
+                le32(4096 | 1 << 14 | 1 << 31))
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    return q.command(0xCAFE0000)
+
+
+def rx_comp(q, i):
+    """(gen, rqID, rxdIdx, sop, eop, len, type) of RX completion i"""
+    d0, _, d2, d3 = struct.unpack("<IIII", q.read(RXC + 16 * i, 16))
+    return (d3 >> 31, d0 >> 16 & 0x3FF, d0 & 0xFFF, d0 >> 15 & 1,
+            d0 >> 14 & 1, d2 & 0x3FFF, d3 >> 24 & 0x7F)
+
+
+def wait_for(fn, secs=5):
+    end = time.time() + secs
+    while time.time() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.02)
+    return fn()
+
+
+def frame(n):
+    return bytes.fromhex("ffffffffffff525400123401" "88b5") + bytes(
+        (i & 0xFF for i in range(n - 14)))
+
+
+def udp_pair():
+    a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    a.bind(("127.0.0.1", 0))
+    a.settimeout(2)
+    b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    b.bind(("127.0.0.1", 0))
+    port = b.getsockname()[1]
+    b.close()                                   # QEMU's local port
+    return a, port
+
+
+def case_rx(qemu, rev, rxdata_prop="on"):
+    """RX at revision {rev}: small frames through the data ring (rev 3+)"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision={rev},rx-data-ring={rxdata_prop}",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"rev {rev}: ACTIVATE succeeds", bring_up(q, rev), 0)
+    small, big = frame(60), frame(300)
+    sock.sendto(small, ("127.0.0.1", qport))
+    c = wait_for(lambda: rx_comp(q, 0)[0] and rx_comp(q, 0))
+    data_ring = rev >= 3 and rxdata_prop == "on"
+    want = (1, 2 if data_ring else 0, 0, 1, 1, 60, 3 if rev >= 2 else 0)
+    check(f"rev {rev}, rx-data-ring={rxdata_prop}: 60-byte frame completed"
+          f" with ring id {want[1]}", c, want)
+    where = RXD if data_ring else BUF
+    check(f"rev {rev}: frame bytes in the {'data ring' if data_ring else 'HEAD buffer'}",
+          q.read(where, 60), small)
+    sock.sendto(big, ("127.0.0.1", qport))
+    c = wait_for(lambda: rx_comp(q, 1)[0] and rx_comp(q, 1))
+    want = (1, 0, 1, 1, 1, 300, 3 if rev >= 2 else 0)
+    check(f"rev {rev}: 300-byte frame (> data ring entry) through ring 0",
+          c, want)
+    check(f"rev {rev}: its bytes in HEAD buffer 1",
+          q.read(BUF + 2048, 300), big)
+    q.close()
+    sock.close()
+
+
+def tx_comp(q, i):
+    d0, _, _, d3 = struct.unpack("<IIII", q.read(TXC + 16 * i, 16))
+    return (d3 >> 31, d0 & 0xFFF)
+
+
+def case_tx(qemu, delay):
+    """TX from the data ring; with tx-delay-us, completed only later"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,tx-delay-us={delay}",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"tx-delay-us={delay}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    f = frame(60)
+    q.write(TXD, f)
+    q.write(TXR, le64(TXD) + le32(60 | 1 << 14) + le32(1 << 12 | 1 << 13))
+    q.wr(BAR0 + 0x600, 1)                       # TXPROD[0]
+    if delay:
+        check("no completion right after the doorbell", tx_comp(q, 0), (0, 0))
+        q.clock_step(delay * 1000)
+    check(f"tx-delay-us={delay}: completion for descriptor 0",
+          wait_for(lambda: tx_comp(q, 0)[0] and tx_comp(q, 0)), (1, 0))
+    try:
+        got = sock.recv(2048)
+    except socket.timeout:
+        got = b""
+    check(f"tx-delay-us={delay}: the frame reached the wire", got, f)
+    q.close()
+    sock.close()
+
 
 
 def case_default(qemu):
@@ -158,11 +317,15 @@ def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
         text=True).stdout.strip()
-    for case in (case_default, case_rev6, case_rev9):
+    cases = [(case_default, ()), (case_rev6, ()), (case_rev9, ()),
+             (case_rx, (1,)), (case_rx, (3,)), (case_rx, (6, "off")),
+             (case_tx, (0,)), (case_tx, (1000,))]
+    for case, args in cases:
         try:
-            case(qemu)
+            case(qemu, *args)
         except (RuntimeError, OSError, ValueError, IndexError) as e:
-            check(f"{case.__doc__}: QEMU answered", str(e).strip(), "")
+            doc = case.__doc__.format(rev=args[0] if args else "")
+            check(f"{doc}: QEMU answered", str(e).strip(), "")
     print(f"1..{n}")
     return 1 if failed else 0
 
