@@ -261,6 +261,84 @@ def case_tx(qemu, delay):
 
 
 
+def toeplitz(key, data):
+    """Toeplitz hash of data with a 40-byte key"""
+    k = int.from_bytes(key, "big")
+    kbits = len(key) * 8
+    h = 0
+    for i, byte in enumerate(data):
+        for b in range(8):
+            if byte & (0x80 >> b):
+                h ^= (k >> (kbits - 32 - (i * 8 + b))) & 0xFFFFFFFF
+    return h
+
+
+def ipv4_frame(src, dst, n=60):
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, n - 14, 0, 0, 64, 253, 0,
+                     socket.inet_aton(src), socket.inet_aton(dst))
+    return bytes.fromhex("ffffffffffff5254001234010800") + ip + bytes(n - 34)
+
+
+RX0B, RX1B, RXCB, RXDB = 0x110000, 0x111000, 0x112000, 0x114000
+
+
+def case_rss(qemu, rss):
+    """rss={rev} with two RX queues: Toeplitz hash, table, completion"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,rss={rss}",
+              (qport, sock.getsockname()[1])).setup()
+    key = bytes((i * 7 + 3) & 0xFF for i in range(40))
+    table = bytes(i % 2 for i in range(128))
+    q.cmd(f"memset 0x{SH:x} 0x40000 0")
+    bring_up(q, 3)                      # queue 0 as usual, then redo as 2
+    q.command(0xCAFE0002)               # RESET_DEV: reconfigure
+    q.write(SH + 24, le64(1 << 1))      # uptFeatures: RSS
+    q.write(SH + 52, le32(768))
+    q.write(SH + 63, bytes([2]))        # two RX queues
+    rx = QD + 512
+    q.write(rx + 16, le64(RX0B) + le64(RX1B) + le64(RXCB))
+    q.write(rx + 48, le64(RXDB))
+    q.write(rx + 56, le32(NR) + le32(NR) + le32(2 * NR))
+    q.write(rx + 74, le16(DSZ))
+    for i in range(NR - 1):
+        q.write(RX0B + 16 * i, le64(BUF + 0x80000 + 2048 * i) +
+                le32(2048 | 1 << 31))
+    conf = 0x120000
+    q.write(conf, le16(0x0F) + le16(1) + le16(40) + le16(128) + key + table)
+    q.write(SH + 648, le32(1) + le32(176) + le64(conf))
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    check(f"rss={rss}: ACTIVATE with two RX queues", q.command(0xCAFE0000), 0)
+    seen = {0: 0, 1: 0}
+    ok = True
+    for n in range(8):
+        src, dst = f"10.0.{n}.{n + 1}", "10.0.0.200"
+        sock.sendto(ipv4_frame(src, dst), ("127.0.0.1", qport))
+        h = toeplitz(key, socket.inet_aton(src) + socket.inet_aton(dst))
+        want_q = table[h % 128] if rss == "on" else 0
+        base = RXCB if want_q else RXC
+        slot = seen[want_q]
+        c = wait_for(lambda: struct.unpack("<IIII", q.read(base + 16 * slot,
+                                                            16)), 2)
+        if not c[3] >> 31:
+            print(f"# frame {n} ({src}): nothing on queue {want_q}")
+            ok = False
+            continue
+        seen[want_q] += 1
+        got = (c[0] >> 26 & 0xF, c[1], c[0] >> 16 & 0x3FF)
+        want = (1, h, 2 * 2 + want_q) if rss == "on" else (0, 0, 4)
+        if got != want:
+            print(f"# frame {n} ({src}): rssType/hash/rqID {got}, want {want}")
+            ok = False
+    check(f"rss={rss}: every frame on the queue the table names, with"
+          " rssType 1 and the Toeplitz hash" if rss == "on" else
+          "rss=off: every frame on queue 0, no hash", ok, True)
+    if rss == "on":
+        check("rss=on: both queues received", min(seen.values()) > 0, True)
+    q.close()
+    sock.close()
+
+
 def case_default(qemu):
     """QEMU's own revision 1, every later command unknown"""
     q = QTest(qemu, "").setup()
@@ -319,7 +397,8 @@ def main():
         text=True).stdout.strip()
     cases = [(case_default, ()), (case_rev6, ()), (case_rev9, ()),
              (case_rx, (1,)), (case_rx, (3,)), (case_rx, (6, "off")),
-             (case_tx, (0,)), (case_tx, (1000,))]
+             (case_tx, (0,)), (case_tx, (1000,)),
+             (case_rss, ("on",)), (case_rss, ("off",))]
     for case, args in cases:
         try:
             case(qemu, *args)
