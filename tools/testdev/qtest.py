@@ -105,8 +105,13 @@ class QTest:
         self.cmd(f"clock_step {ns}")
 
     def close(self):
+        """stop QEMU; returns its stderr"""
         self.p.kill()
         self.p.wait(timeout=10)
+        return self.p.stderr.read()
+
+    def alive(self):
+        return self.p.poll() is None
 
 
 n = 0
@@ -207,7 +212,8 @@ def udp_pair():
 def case_rx(qemu, rev, rxdata_prop="on"):
     """RX at revision {rev}: small frames through the data ring (rev 3+)"""
     sock, qport = udp_pair()
-    q = QTest(qemu, f",max-revision={rev},rx-data-ring={rxdata_prop}",
+    q = QTest(qemu, f",max-revision={rev},rx-data-ring={rxdata_prop},"
+              "strict=on",
               (qport, sock.getsockname()[1])).setup()
     check(f"rev {rev}: ACTIVATE succeeds", bring_up(q, rev), 0)
     small, big = frame(60), frame(300)
@@ -227,7 +233,7 @@ def case_rx(qemu, rev, rxdata_prop="on"):
           c, want)
     check(f"rev {rev}: its bytes in HEAD buffer 1",
           q.read(BUF + 2048, 300), big)
-    q.close()
+    check(f"rev {rev}: no strict-mode violation", strict_lines(q.close()), [])
     sock.close()
 
 
@@ -239,7 +245,7 @@ def tx_comp(q, i):
 def case_tx(qemu, delay):
     """TX from the data ring; with tx-delay-us, completed only later"""
     sock, qport = udp_pair()
-    q = QTest(qemu, f",max-revision=3,tx-delay-us={delay}",
+    q = QTest(qemu, f",max-revision=3,tx-delay-us={delay},strict=on",
               (qport, sock.getsockname()[1])).setup()
     check(f"tx-delay-us={delay}: ACTIVATE succeeds", bring_up(q, 3), 0)
     f = frame(60)
@@ -256,7 +262,8 @@ def case_tx(qemu, delay):
     except socket.timeout:
         got = b""
     check(f"tx-delay-us={delay}: the frame reached the wire", got, f)
-    q.close()
+    check(f"tx-delay-us={delay}: no strict-mode violation",
+          strict_lines(q.close()), [])
     sock.close()
 
 
@@ -339,6 +346,46 @@ def case_rss(qemu, rss):
     sock.close()
 
 
+def strict_lines(err):
+    return [ln for ln in err.splitlines() if "strict:" in ln]
+
+
+def case_strict(qemu):
+    """strict mode: bad rings and descriptors are counted, QEMU survives"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=3,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    q.cmd(f"memset 0x{SH:x} 0x20000 0")
+    q.write(QD + 256 + 60, le32(30))            # RX ring 1: 30 entries
+    q.write(SH + 60, le16(4))                   # maxNumRxSG 4
+    bring_up_keep = bring_up(q, 3)
+    q.write(QD + 256 + 60, le32(30))            # after bring_up's reset
+    q.write(SH + 60, le16(4))
+    q.command(0xCAFE0002)
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    check("strict: ACTIVATE still succeeds", (bring_up_keep,
+          q.command(0xCAFE0000)), (0, 0))
+    # ring 1 holds HEAD buffers: a 3000-byte frame needs one of them
+    for i in range(NR - 1):
+        q.write(RX1 + 16 * i + 8, le32(4096 | 1 << 31))
+    sock.sendto(frame(3000), ("127.0.0.1", qport))
+    # a TX packet asking for encapsulation offload (om 1)
+    q.write(TXD, frame(60))
+    q.write(TXR, le64(TXD) + le32(60 | 1 << 14) +
+            le32(1 << 10 | 1 << 12 | 1 << 13))
+    q.wr(BAR0 + 0x600, 1)
+    check("strict: TX packet with om 1 completed (not an abort)",
+          wait_for(lambda: tx_comp(q, 0)[0] and tx_comp(q, 0)), (1, 0))
+    time.sleep(0.3)
+    check("strict: QEMU survived a HEAD buffer in ring 1", q.alive(), True)
+    kinds = sorted({ln.split("strict: ")[1].split(":")[0]
+                    for ln in strict_lines(q.close())})
+    check("strict: violations reported by kind", kinds,
+          ["ring-config", "rx-desc", "tx-desc"])
+    sock.close()
+
+
 def case_default(qemu):
     """QEMU's own revision 1, every later command unknown"""
     q = QTest(qemu, "").setup()
@@ -398,7 +445,7 @@ def main():
     cases = [(case_default, ()), (case_rev6, ()), (case_rev9, ()),
              (case_rx, (1,)), (case_rx, (3,)), (case_rx, (6, "off")),
              (case_tx, (0,)), (case_tx, (1000,)),
-             (case_rss, ("on",)), (case_rss, ("off",))]
+             (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ())]
     for case, args in cases:
         try:
             case(qemu, *args)
