@@ -52,6 +52,8 @@ class QTest:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
 
+    irqs = None
+
     def cmd(self, line):
         self.p.stdin.write(line + "\n")
         self.p.stdin.flush()
@@ -59,6 +61,8 @@ class QTest:
             r = self.p.stdout.readline()
             if not r:
                 raise RuntimeError("qemu exited: " + self.p.stderr.read())
+            if r.startswith("IRQ raise") and self.irqs is not None:
+                self.irqs.append(int(r.split()[2]))
             if r.startswith("OK") or r.startswith("FAIL") or r.startswith("ERR"):
                 return r.split()
 
@@ -386,6 +390,36 @@ def case_strict(qemu):
     sock.close()
 
 
+def case_moderation(qemu, gap):
+    """intr-min-gap-us={rev}: a second RX interrupt within the gap waits"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,intr-min-gap-us={gap},strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    q.cmd("irq_intercept_in ioapic")
+    q.irqs = []
+    check(f"gap {gap}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    q.wr(BAR0 + 0, 0)                           # unmask vector 0 (INTx)
+
+    def deliver(i):
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        wait_for(lambda: rx_comp(q, i)[0])
+        q.vd(0x38)                              # ICR: take the interrupt
+        n = len(q.irqs)
+        return n
+
+    first = deliver(0)
+    second = deliver(1)
+    if gap:
+        q.clock_step(gap * 1000)
+        q.vd(0x38)
+    third = len(q.irqs)
+    want = (1, 1, 2) if gap else (1, 2, 2)
+    check(f"gap {gap}: interrupts after frame 1, frame 2"
+          f"{', the gap' if gap else ''}", (first, second, third), want)
+    check(f"gap {gap}: no strict-mode violation", strict_lines(q.close()), [])
+    sock.close()
+
+
 def case_default(qemu):
     """QEMU's own revision 1, every later command unknown"""
     q = QTest(qemu, "").setup()
@@ -445,7 +479,8 @@ def main():
     cases = [(case_default, ()), (case_rev6, ()), (case_rev9, ()),
              (case_rx, (1,)), (case_rx, (3,)), (case_rx, (6, "off")),
              (case_tx, (0,)), (case_tx, (1000,)),
-             (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ())]
+             (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ()),
+             (case_moderation, (0,)), (case_moderation, (1000,))]
     for case, args in cases:
         try:
             case(qemu, *args)
