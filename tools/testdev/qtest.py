@@ -420,6 +420,48 @@ def case_moderation(qemu, gap):
     sock.close()
 
 
+FAULT_BITS = {"rx-bad-rqid": 0, "rx-bad-idx": 1, "rx-bad-len": 2,
+              "rx-no-sop": 3, "tx-bad-idx": 4, "queue-error": 5}
+
+
+def case_fault(qemu, kind):
+    """fault {rev} at rate 1e6: the completion or queue is broken so"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,fault-rate=1000000,"
+              f"fault-kinds={1 << FAULT_BITS[kind]}",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"{kind}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    if kind == "tx-bad-idx":
+        q.write(TXD, frame(60))
+        q.write(TXR, le64(TXD) + le32(60 | 1 << 14) + le32(1 << 12 | 1 << 13))
+        q.wr(BAR0 + 0x600, 1)
+        check(f"{kind}: TX completion index = ring size",
+              wait_for(lambda: tx_comp(q, 0)[0] and tx_comp(q, 0)), (1, NR))
+    elif kind == "queue-error":
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        time.sleep(0.2)
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        time.sleep(0.2)
+        q.command(0xF00D0000)                   # GET_QUEUE_STATUS
+        st = struct.unpack("<B3xI", q.read(QD + 256 + 80, 8))
+        ecr = struct.unpack("<I", q.read(SH + 696, 4))[0]
+        check(f"{kind}: RQERR event, queue stopped with error 0x80000005, "
+              "second frame not delivered",
+              (ecr & 1, st, rx_comp(q, 1)[0]), (1, (1, 0x80000005), 0))
+    else:
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        c = wait_for(lambda: rx_comp(q, 0)[0] and rx_comp(q, 0))
+        good = (1, 2, 0, 1, 1, 60, 3)
+        i = {"rx-bad-rqid": 1, "rx-bad-idx": 2, "rx-bad-len": 5,
+             "rx-no-sop": 3}[kind]
+        bad = {"rx-bad-rqid": 3, "rx-bad-idx": NR, "rx-bad-len": DSZ + 1,
+               "rx-no-sop": 0}[kind]
+        want = good[:i] + (bad,) + good[i + 1:]
+        check(f"{kind}: RX completion {want}", c, want)
+    q.close()
+    sock.close()
+
+
 def case_default(qemu):
     """QEMU's own revision 1, every later command unknown"""
     q = QTest(qemu, "").setup()
@@ -481,6 +523,7 @@ def main():
              (case_tx, (0,)), (case_tx, (1000,)),
              (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ()),
              (case_moderation, (0,)), (case_moderation, (1000,))]
+    cases += [(case_fault, (k,)) for k in FAULT_BITS]
     for case, args in cases:
         try:
             case(qemu, *args)
