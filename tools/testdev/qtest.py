@@ -11,8 +11,11 @@ tested in guests.
 Usage: tools/testdev/qtest.py [QEMU]   (default: tools/testdev/build.sh's)
 Output is TAP; exit status 0 when every check passed.
 """
+import json
 import os
+import shutil
 import socket
+import tempfile
 import struct
 import subprocess
 import sys
@@ -36,7 +39,8 @@ GET_LINK = 0xF00D0002
 
 class QTest:
     def __init__(self, qemu, props, net=None):
-        nic = f"vmxnet3,addr={DEV:02x}.0,romfile={props}"
+        nic = f"vmxnet3,addr={DEV:02x}.0,id=nic1,romfile={props}"
+        self.qmp_path = os.path.join(tempfile.mkdtemp(prefix="vmx-qt"), "qmp")
         extra = []
         if net:
             # a datagram backend: this script is the other end of the wire
@@ -47,7 +51,8 @@ class QTest:
             nic += ",netdev=n0"
         self.p = subprocess.Popen(
             [qemu, "-machine", "q35", "-accel", "qtest", "-qtest", "stdio",
-             "-nodefaults", "-display", "none", "-m", "128"] + extra +
+             "-nodefaults", "-display", "none", "-m", "128",
+             "-qmp", f"unix:{self.qmp_path},server=on,wait=off"] + extra +
             ["-device", nic],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
@@ -112,7 +117,26 @@ class QTest:
         """stop QEMU; returns its stderr"""
         self.p.kill()
         self.p.wait(timeout=10)
+        shutil.rmtree(os.path.dirname(self.qmp_path), ignore_errors=True)
         return self.p.stderr.read()
+
+    def qom(self, prop):
+        """qom-get on the NIC over QMP (what a host-side runner does)"""
+        with socket.socket(socket.AF_UNIX) as c:
+            c.connect(self.qmp_path)
+            f = c.makefile("rw")
+            f.readline()
+            for cmd in ({"execute": "qmp_capabilities"},
+                        {"execute": "qom-get", "arguments": {
+                            "path": "/machine/peripheral/nic1",
+                            "property": prop}}):
+                f.write(json.dumps(cmd) + "\n")
+                f.flush()
+                while True:
+                    r = json.loads(f.readline())
+                    if "return" in r or "error" in r:
+                        break
+            return r.get("return", r.get("error"))
 
     def alive(self):
         return self.p.poll() is None
@@ -237,6 +261,10 @@ def case_rx(qemu, rev, rxdata_prop="on"):
           c, want)
     check(f"rev {rev}: its bytes in HEAD buffer 1",
           q.read(BUF + 2048, 300), big)
+    check(f"rev {rev}: device counters (qom-get over QMP)",
+          [q.qom(p) for p in ("stat-rx-queue0", "stat-rx-bytes-queue0",
+                              "stat-rx-data-ring", "stat-violations")],
+          [2, 360, 1 if data_ring else 0, 0])
     check(f"rev {rev}: no strict-mode violation", strict_lines(q.close()), [])
     sock.close()
 
@@ -266,6 +294,11 @@ def case_tx(qemu, delay):
     except socket.timeout:
         got = b""
     check(f"tx-delay-us={delay}: the frame reached the wire", got, f)
+    check(f"tx-delay-us={delay}: device counters (qom-get over QMP)",
+          [q.qom(p) for p in ("stat-bar0-txprod", "stat-tx-queue0",
+                              "stat-tx-bytes-queue0", "stat-tx-data-ring",
+                              "stat-tx-data-ring-bad", "stat-tx-timer-runs")],
+          [1, 1, 60, 1, 0, 1 if delay else 0])
     check(f"tx-delay-us={delay}: no strict-mode violation",
           strict_lines(q.close()), [])
     sock.close()
