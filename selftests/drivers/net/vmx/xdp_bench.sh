@@ -24,10 +24,10 @@ native() {
 	rate_ok rx/s || return 1
 	pk=$(bd 'rx[0-9]+_xdp_packets'); dr=$(bd 'rx[0-9]+_xdp_drop')
 	pa=$(bd 'rx[0-9]+_xdp_pass'); tx=$(bd 'rx[0-9]+_xdp_tx')
-	te=$(bd 'rx[0-9]+_xdp_tx_errors'); st=$(bd link_rx_packets)
+	te=$(bd 'rx[0-9]+_xdp_tx_errors'); st=$(bd ip_InReceives)
 	prx=$(bp link_rx_packets)
 	echo "rxN_xdp_packets +$pk drop +$dr pass +$pa tx +$tx tx_errors +$te;" \
-	     "stack rx_packets +$st; peer rx_packets +$prx"
+	     "stack (Ip InReceives) +$st; rx_packets +$(bd link_rx_packets); peer rx_packets +$prx"
 	acct "$pk" || return 1
 	case $act in
 	drop)

@@ -165,6 +165,10 @@ _bench_mode() { [ "$(xdp_state "$DUT" | cut -d' ' -f1)" = "$1" ]; }
 # and xdp-bench's output in $BENCH.out.
 BENCH=
 BENCH_SENT=0
+# ip_in: IPv4 packets the stack of this netns took in (Ip InReceives) as a
+# snap line. rx_packets counts every frame received, XDP or not; this
+# tells which reached the stack.
+ip_in() { awk '$1 == "Ip:" && $2 ~ /^[0-9]+$/ { print "ip_InReceives", $4 }' /proc/net/snmp; }
 bench_run() {
 	local secs=$1 mode=$2 pid rc
 	shift 2
@@ -178,13 +182,13 @@ bench_run() {
 		echo "xdp-bench $* did not attach in $mode mode ($(xdp_state "$DUT"))"
 		return 1
 	fi
-	snap "$DUT" >"$BENCH.dut0"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut20"
+	{ snap "$DUT"; ip_in; } >"$BENCH.dut0"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut20"
 	peer_snap >"$BENCH.peer0"
 	pktgen_start
 	sleep "$secs"
 	pktgen_stop
 	sleep 1
-	snap "$DUT" >"$BENCH.dut1"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut21"
+	{ snap "$DUT"; ip_in; } >"$BENCH.dut1"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut21"
 	peer_snap >"$BENCH.peer1"
 	kill -INT "$pid"
 	wait "$pid"

@@ -67,13 +67,15 @@ churn() {
 	tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$VMX_TMP/flood.out")
 	[ $rc = 0 ] && [ ! -s "$VMX_TMP/churn.errors" ] || { echo "ip reported errors"; return 1; }
 	[ "${rx:-0}" -gt 100 ] || { echo "the flood got (almost) no replies"; return 1; }
-	# Every program passes ICMP and a replace is an atomic pointer swap.
-	# The first attach and the last detach of a cycle switch the buffer
-	# layout (new queue set, device quiesced for the swap): a frame on the
-	# wire at that moment may be lost. Allowed: 1% of the flood for its own
-	# overruns plus 2 frames per layout switch.
+	# Every program passes ICMP and a replace is an atomic pointer swap
+	# (replace_only below holds that to zero loss). The first attach and
+	# the last detach of a cycle switch the buffer layout (new queue set,
+	# device quiesced for the swap): the flood's frame on the wire then may
+	# be lost, and ping -f sends the next one 10 ms later. Allowed: 2 frames
+	# per layout switch (measured under TCG: 939 lost in 1000 switches of a
+	# 132862-frame flood).
 	lost=$((${tx:-0} - ${rx:-0}))
-	allowed=$((${tx:-0} / 100 + 4 * n))
+	allowed=$((4 * n))
 	echo "lost $lost of ${tx:-0}; allowed $allowed ($((2 * n)) layout switches)"
 	[ "$lost" -le "$allowed" ] || { echo "more loss than the layout switches explain"; return 1; }
 	[ $((p1 - p0)) -gt 0 ] || { echo "the programs never ran"; return 1; }
