@@ -43,7 +43,7 @@ check "combined 8 (maximum 8): 8 TX and RX queues, no dedicated XDP TX queue" ei
 spread() {
 	local q d rc=0
 	snap "$DUT" >"$VMX_TMP/s0"
-	udp_flows() { local i; for i in $(seq 400); do echo x >"/dev/udp/$PEER_IP/9"; done; }
+	udp_flows() { local _; for _ in $(seq 400); do echo x >"/dev/udp/$PEER_IP/9"; done; }
 	udp_flows
 	snap "$DUT" >"$VMX_TMP/s1"
 	for q in 0 1 2 3 4 5 6 7; do
