@@ -99,14 +99,14 @@ check "pktgen frags 16 from $DUT: $N linearized, peer gets all $N frames" pg_fra
 
 # ---------------------------------------------------------------- TSO
 # A TSO skb takes 1 descriptor for the headers (data ring) plus one per
-# 16 KB chunk of each fragment. The stack's TSO skbs carry at most
-# MAX_SKB_FRAGS fragments and 64 KB (the driver sets no larger GSO size),
-# so at most 1 + MAX_SKB_FRAGS + 64K/16K descriptors.
+# 16 KB chunk of its linear rest and of each fragment. The stack's TSO skbs
+# carry at most MAX_SKB_FRAGS fragments and 64 KB (the driver sets no
+# larger GSO size): at most 1 + (MAX_SKB_FRAGS + 1) + 64K/16K descriptors.
 tso_reachable() {
 	local f
 	f=$(sed -n 's/^CONFIG_MAX_SKB_FRAGS=//p' "/boot/config-$(uname -r)" 2>/dev/null)
 	f=${f:-17}
-	TSO_MAXD=$((1 + f + 4))
+	TSO_MAXD=$((1 + f + 1 + 4))
 	[ "$TSO_MAXD" -gt 24 ]
 }
 if tso_reachable; then
