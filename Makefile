@@ -10,6 +10,8 @@
 #   make demo            main job: boot a guest, load vmx, attach XDP, traffic
 #   make test            make check, then the whole test suite in guests
 #                        (tools/run-tests.sh; a check warning is a failure)
+#   make test-extra      the heavier tier (8 vCPUs, DKMS package on 6.12/6.1)
+#   make deb             the vmx-dkms Debian package (build/deb/)
 #   make bench           the benchmark (not a test)
 
 SRC := $(CURDIR)
@@ -25,7 +27,7 @@ ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
 SOURCES := Kbuild vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
 	   vmx.h vmx_defs.h vmx_compat.h
 
-.PHONY: all modules all-kernels check clean demo test bench setup
+.PHONY: all modules all-kernels check clean demo test test-extra deb bench setup
 
 all: modules
 
@@ -59,6 +61,13 @@ demo:
 
 test:
 	tools/run-tests.sh
+
+# the heavier tier: 8 vCPUs, the DKMS package on both kernels
+test-extra:
+	tools/run-tests.sh smp8 dkms dkms61
+
+deb:
+	tools/build-deb.sh
 
 bench:
 	tools/bench.sh
