@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# kselftests.sh - the kernel's own NIC driver selftests against the driver
+# under test: every test of the 6.12 tree's tools/testing/selftests/drivers/net
+# and drivers/net/hw (TEST_PROGS of their Makefiles) that a vmxnet3 can run,
+# in the hardware mode their README.rst describes: NETIF is the DUT, the
+# remote end is the virtio peer in netns "peer" (REMOTE_TYPE=netns,
+# REMOTE_ARGS=peer), LOCAL_V4/REMOTE_V4 and LOCAL_V6/REMOTE_V6 are the
+# addresses lib.sh gives both ends.
+#
+# The tests come from .cache/kselftests/<version>/ (tools/kselftests-install.sh
+# extracts them from the linux-source-6.12 tarball, on the host); the newest
+# install matching the running kernel's major.minor is used.
+#
+# Output: one TAP line per kernel test case ("ok N drivers/net ping.test_v4"),
+# the kernel test's own diagnostics as "#   " lines; its SKIP and XFAIL cases
+# become "# SKIP" lines with the test's reason. A kernel test that fails to
+# start, ends early, exits non-zero without a failing case or times out adds
+# one failing line. Each excluded test is one "ok N ... # SKIP <reason>" line;
+# a test of the Makefiles that is neither run nor excluded fails (a newer tree
+# with a test nobody has looked at).
+#
+# stats.py runs last: its check_down case dumps per-queue stats of a stopped
+# device, which oopses a driver that reads freed queue arrays while the
+# netlink dump holds rtnl; every later rtnl user would then hang. The kernel
+# log is checked while each kernel test runs and after it: on an Oops or BUG
+# the remaining tests are reported as not run, the oops goes into the log,
+# and the test ends without the usual cleanup and reboots the guest 15 s
+# later (see ks_oops_exit).
+#
+# Environment:
+#   VMX_KSFT_TESTS    space-separated tests to run, e.g. "drivers/net/ping.py"
+#                     (default: all runnable ones); naming an excluded test
+#                     runs it anyway (to see why it is excluded).
+#   VMX_KSFT_TIMEOUT  seconds per kernel test (default 240).
+#   VMX_KSFT_DIR      installed tree (default: found under .cache/kselftests).
+#   VMX_KSFT_OOPS_REBOOT=0  do not reboot the guest after a kernel oops.
+# vmx-timeout: 600
+source "$(dirname "$0")/lib.sh"
+
+KS_TIMEOUT=${VMX_KSFT_TIMEOUT:-240}
+
+# Tests run, in this order (stats.py last, see above).
+KS_RUN=(drivers/net/ping.py drivers/net/queues.py drivers/net/hw/pp_alloc_fail.py
+	drivers/net/stats.py)
+
+# Tests excluded, with the reason.
+declare -A KS_EXCLUDED=(
+	[drivers/net/netcons_basic.sh]="6.12's version creates and links its own two netdevsim devices (no NETIF mode), and the Debian kernel has no netdevsim (CONFIG_NETDEVSIM unset)"
+	[drivers/net/hw/csum.py]="6.12's csum.py builds every command with cfg.remote_ifname, which 6.12's NetDrvEpEnv never sets (AttributeError in every case, whatever the NIC); it also needs the compiled net/lib/csum helper"
+	[drivers/net/hw/rss_ctx.py]="RSS: reads ethtool --json -c and -x, which bookworm's ethtool 6.1 refuses ('bad command line argument(s)'); vmx has no ethtool RSS operations (ethtool -X: 'Cannot get RX ring count: Operation not supported'); stock QEMU's vmxnet3 delivers every frame to RX queue 0 (the project's testdev RSS patch would steer)"
+	[drivers/net/hw/devlink_port_split.py]="devlink port splitting of multi-lane switch ports; vmx registers no devlink instance and a vmxnet3 has no lanes"
+	[drivers/net/hw/ethtool.sh]="forces speeds/duplex/autoneg on two cabled PHY ports and checks what the partner resolves; a vmxnet3 link is virtual, with no link modes to set"
+	[drivers/net/hw/ethtool_extended_state.sh]="link-down extended states (autoneg, no cable) reported by a PHY; a vmxnet3 has no PHY"
+	[drivers/net/hw/ethtool_mm.sh]="IEEE 802.3 MAC Merge (frame preemption); no vmxnet3 has it"
+	[drivers/net/hw/ethtool_rmon.sh]="RMON packet-size histograms (ethtool -S --groups rmon); the vmxnet3 device keeps no such counters"
+	[drivers/net/hw/hw_stats_l3.sh]="L3 hardware statistics of offloaded router interfaces (switch ASICs, mlxsw)"
+	[drivers/net/hw/hw_stats_l3_gre.sh]="L3 hardware statistics of offloaded GRE tunnels (switch ASICs, mlxsw)"
+	[drivers/net/hw/loopback.sh]="MAC loopback (the loopback feature, ethtool -K loopback); the vmxnet3 device has no loopback mode"
+)
+
+# ks_runtime_exclusion TEST: reason the test cannot run in this guest, if any.
+ks_runtime_exclusion() {
+	case "$1" in
+	drivers/net/hw/pp_alloc_fail.py)
+		[ -e /sys/kernel/debug/fail_function ] ||
+			echo "injects page_pool allocation failures through /sys/kernel/debug/fail_function; this kernel has no function error injection (CONFIG_FUNCTION_ERROR_INJECTION unset in Debian's 6.12)"
+		;;
+	esac
+}
+
+# Installed tree for the running kernel.
+ks_find_dir() {
+	local mm d best=
+	mm=$(uname -r | cut -d. -f1,2)
+	for d in "$VMX_PROJECT"/.cache/kselftests/"$mm".*/; do
+		[ -f "$d/.installed" ] || continue
+		if [ -z "$best" ] || [ "$(printf '%s\n%s\n' "$best" "$d" | sort -V | tail -n1)" = "$d" ]; then
+			best=$d
+		fi
+	done
+	[ -n "$best" ] && echo "${best%/}"
+}
+
+KSRC=${VMX_KSFT_DIR:-$(ks_find_dir)}
+KSFT=$KSRC/tools/testing/selftests
+if [ -z "$KSRC" ] || [ ! -d "$KSFT/drivers/net" ]; then
+	bail "no kernel selftests installed for $(uname -r) under $VMX_PROJECT/.cache/kselftests: run tools/kselftests-install.sh on the host" install
+fi
+log "kernel selftests from $KSRC"
+
+# Every test of the two Makefiles' TEST_PROGS, as drivers/net[/hw]/NAME.
+ks_all_tests() {
+	local sub
+	for sub in drivers/net drivers/net/hw; do
+		sed -n '/^TEST_PROGS[[:space:]]*[:+]*=/,/^[[:space:]]*\(#.*\)\{0,1\}$/p' "$KSFT/$sub/Makefile" |
+			tr -s '[:blank:]\134' '\n' | grep -E '\.(py|sh)$' | sed "s|^|$sub/|"
+	done
+}
+
+# (no process substitution: a tools/vm.sh guest has no /dev/fd)
+ks_all_tests > "$VMX_TMP/ks.all"
+mapfile -t KS_ALL < "$VMX_TMP/ks.all"
+[ ${#KS_ALL[@]} -gt 0 ] || bail "no TEST_PROGS found in $KSFT/drivers/net{,/hw}/Makefile" install
+
+ks_selected() {
+	[ -z "${VMX_KSFT_TESTS:-}" ] && return 0
+	case " $VMX_KSFT_TESTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+ks_in_run_list() {
+	local t
+	for t in "${KS_RUN[@]}"; do [ "$t" = "$1" ] && return 0; done
+	return 1
+}
+
+# Kernel Oops/BUG since this test started.
+ks_kernel_broken() { dmesg_since_start | grep -qE 'Oops|BUG:|general protection fault|kernel BUG'; }
+
+# ks_line LINE: one line of a kernel test's output, as TAP of this test.
+# Uses ks_sub, ks_plan, ks_seen, ks_failed, ks_rc of ks_translate.
+ks_line() {
+	local line=$1 name rest
+	case "$line" in
+	"KS-EXIT "*) ks_rc=${line#KS-EXIT } ;;
+	"KTAP version"*|"TAP version"*) ;;
+	1..*) ks_plan=${line#1..} ;;
+	"ok "*|"not ok "*)
+		ks_seen=$((ks_seen + 1))
+		rest=${line#*ok }
+		rest=${rest#* }            # drop the case number
+		name=${rest%% # *}
+		if [ "$name" != "$rest" ]; then rest=${rest#* # }; else rest=; fi
+		if [ "${line%%ok *}" = "not " ]; then
+			ks_failed=$((ks_failed + 1))
+			if [ -n "$rest" ]; then fail "$ks_sub $name" "kernel test says: $rest"
+			else fail "$ks_sub $name"; fi
+		else
+			case "$rest" in
+			SKIP*) skip "$ks_sub $name" "${rest#SKIP }" ;;
+			XFAIL*) skip "$ks_sub $name" "kernel test XFAIL: ${rest#XFAIL }" ;;
+			*) ok "$ks_sub $name${rest:+ ($rest)}" ;;
+			esac
+		fi
+		;;
+	"#"*) printf '#   %s\n' "${line#"# "}" ;;
+	*) printf '#   %s\n' "$line" ;;
+	esac
+}
+
+# ks_translate TEST: read the kernel test's output (stdin; last line
+# "KS-EXIT <status>") and print it as TAP subtests of this test. While the
+# test is quiet, the kernel log is checked every 5 s: a test whose task died
+# in an oops may never close its output, so an oops ends the reading
+# (KS_BROKEN=1).
+KS_BROKEN=0
+ks_translate() {
+	local t=$1 line r ks_sub=${1%/*} ks_rc=- ks_plan='' ks_seen=0 ks_failed=0
+	while :; do
+		line=
+		IFS= read -r -t 5 line
+		r=$?
+		if [ $r -gt 128 ]; then
+			# timeout; bash keeps a partial line in $line
+			[ -z "$line" ] || ks_line "$line"
+			if ks_kernel_broken; then
+				KS_BROKEN=1
+				break
+			fi
+			continue
+		fi
+		[ -z "$line" ] || ks_line "$line"
+		[ $r = 0 ] || break
+	done
+	ks_kernel_broken && KS_BROKEN=1
+	if [ $KS_BROKEN = 1 ]; then
+		fail "$ks_sub ${t##*/}: finished" "the kernel oopsed during the test (exit status $ks_rc) after $ks_seen of ${ks_plan:-?} cases"
+		return
+	fi
+	case "$ks_rc" in
+	124|137) fail "$ks_sub ${t##*/}: finished" "timed out after ${KS_TIMEOUT}s (exit status $ks_rc)" ;;
+	-) fail "$ks_sub ${t##*/}: finished" "no exit status (the runner lost the test)" ;;
+	*)
+		if [ -z "$ks_plan" ]; then
+			fail "$ks_sub ${t##*/}: started" "exit status $ks_rc, no KTAP plan (the test did not get to its cases)"
+		elif [ "$ks_seen" -lt "$ks_plan" ]; then
+			fail "$ks_sub ${t##*/}: finished" "exit status $ks_rc after $ks_seen of $ks_plan cases"
+		elif [ "$ks_rc" != 0 ] && [ "$ks_failed" = 0 ] && [ "$ks_rc" != 4 ]; then
+			fail "$ks_sub ${t##*/}: exit status" "exit status $ks_rc without a failing case"
+		fi
+		;;
+	esac
+}
+
+# ks_run TEST: run one kernel test in its directory with the environment of
+# drivers/net/README.rst (python unbuffered, so that the cases before a
+# crash are seen).
+ks_run() {
+	local t=$1 dir pid
+	dir=$KSFT/${t%/*}
+	log "---- $t (timeout ${KS_TIMEOUT}s)"
+	echo "vmx-selftest: kernel test $t starting" > /dev/kmsg
+	rm -f "$VMX_TMP/ks.fifo"
+	mkfifo "$VMX_TMP/ks.fifo" || { fail "${t%/*} ${t##*/}: started" "mkfifo failed"; return; }
+	(
+		cd "$dir" || exit 1
+		env NETIF="$DUT" LOCAL_V4="$DUT_IP" REMOTE_V4="$PEER_IP" \
+			LOCAL_V6="$DUT_IP6" REMOTE_V6="$PEER_IP6" \
+			REMOTE_TYPE=netns REMOTE_ARGS="$PEER_NS" \
+			PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 \
+			timeout -k 10 "$KS_TIMEOUT" "./${t##*/}" 2>&1 < /dev/null
+		echo "KS-EXIT $?"
+	) > "$VMX_TMP/ks.fifo" 2>&1 &
+	pid=$!
+	ks_translate "$t" < "$VMX_TMP/ks.fifo"
+	# after an oops the test's task may never finish exiting
+	[ $KS_BROKEN = 1 ] || wait "$pid"
+}
+
+# ks_oops_exit TEST REMAINING...: the kernel oopsed in TEST; report the
+# remaining tests as not run, the kernel log, and end here without the usual
+# cleanup: the dead task may hold rtnl (the netlink stats dump takes it), and
+# then unloading the driver, deleting the netns or any later test blocks for
+# ever. The guest is rebooted (QEMU runs with -no-reboot, so it ends) 15 s
+# after this test exits, once guest-suite.sh has recorded its exit status;
+# tools/vm.sh then reports a crashed guest instead of waiting for its
+# timeout. VMX_KSFT_OOPS_REBOOT=0 leaves the guest running.
+ks_oops_exit() {
+	local t=$1 r
+	shift
+	for r in "$@"; do
+		fail "${r%/*} ${r##*/}" "not run: the kernel oopsed during $t"
+	done
+	fail "kernel log clean" "Oops/BUG during $t"
+	dmesg_since_start | grep -E -B 2 -A 40 'Oops|BUG:|general protection fault|kernel BUG' | head -n 120 | diag
+	echo "1..$_vmx_n"
+	log "$VMX_TEST: $_vmx_pass passed, $_vmx_fail failed, $_vmx_skip skipped; ended without cleanup after a kernel oops"
+	if [ "${VMX_KSFT_OOPS_REBOOT:-1}" = 1 ]; then
+		log "rebooting the guest in 15 s (the kernel is unusable after the oops)"
+		echo "vmx-selftest: $VMX_TEST: kernel oops in $t, rebooting the guest in 15 s" > /dev/kmsg
+		( sleep 15; echo b > /proc/sysrq-trigger ) > /dev/null 2>&1 < /dev/null &
+		disown
+	fi
+	_vmx_done=1
+	trap - EXIT
+	exit "$KSFT_FAIL"
+}
+
+vmx_setup
+log "NETIF=$DUT LOCAL_V4=$DUT_IP REMOTE_V4=$PEER_IP LOCAL_V6=$DUT_IP6 REMOTE_V6=$PEER_IP6 REMOTE_TYPE=netns REMOTE_ARGS=$PEER_NS"
+
+# Exclusions and unknown tests first, then the tests that run: tests named in
+# VMX_KSFT_TESTS that are not in KS_RUN, then KS_RUN in its order.
+declare -A runnable=()
+for t in "${KS_ALL[@]}"; do
+	why=${KS_EXCLUDED[$t]:-}
+	[ -n "$why" ] || why=$(ks_runtime_exclusion "$t")
+	if ! ks_selected "$t"; then
+		skip "${t%/*} ${t##*/}" "not selected (VMX_KSFT_TESTS=$VMX_KSFT_TESTS)"
+	elif [ -n "$why" ] && [ -z "${VMX_KSFT_TESTS:-}" ]; then
+		skip "${t%/*} ${t##*/}" "excluded: $why"
+	elif [ -z "$why" ] && ! ks_in_run_list "$t"; then
+		fail "${t%/*} ${t##*/}" "neither run nor excluded by $VMX_TEST (a test this runner does not know yet)"
+	else
+		runnable[$t]=1
+	fi
+done
+todo=()
+for t in "${KS_ALL[@]}"; do
+	[ -n "${runnable[$t]:-}" ] && ! ks_in_run_list "$t" && todo+=("$t")
+done
+for t in "${KS_RUN[@]}"; do
+	case " ${KS_ALL[*]} " in
+	*" $t "*) [ -n "${runnable[$t]:-}" ] && todo+=("$t") ;;
+	*) fail "${t%/*} ${t##*/}" "not in this tree's Makefiles ($KSFT)" ;;
+	esac
+done
+
+for i in "${!todo[@]}"; do
+	t=${todo[$i]}
+	ks_run "$t"
+	if ks_kernel_broken; then
+		ks_oops_exit "$t" "${todo[@]:$((i + 1))}"
+	fi
+	# A kernel test that downed the DUT and died before its own cleanup
+	# would fail the next ones for no reason of theirs.
+	ip link set "$DUT" up
+	wait_carrier "$DUT" 10 | diag
+done
+
+vmx_done
