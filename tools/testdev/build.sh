@@ -42,7 +42,7 @@ CONFIGURE=(--python=/usr/bin/python3 --disable-download --disable-install-blobs
 
 # Build dependencies beyond tools/setup.sh's list (meson >= 1.5 comes from
 # bookworm-backports; bookworm's 1.0.1 is too old for 10.0).
-DEPS=(libglib2.0-dev libpixman-1-dev libattr1-dev libcap-ng-dev ninja-build
+DEPS=(libglib2.0-dev libpixman-1-dev ninja-build
       pkg-config python3-venv dpkg-dev)
 BP_DEPS=(meson)
 
