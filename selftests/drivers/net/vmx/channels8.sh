@@ -18,7 +18,9 @@ source "$(dirname "$0")/xdp_lib.sh"
 xdp_setup
 ping_ok() { peer_ping -c 5 -i 0.1 "$DUT_IP"; }
 chan() { ethtool -l "$DUT" | awk -v w="$1" 'index($0, w) == 1 { s = 1 } s && $1 == "Combined:" { print $2; exit }'; }
-nstats() { ethtool -S "$DUT" | grep -c -E "^ +$1[0-9]+_packets:"; }
+# nstats PREFIX [COUNTER]: queues PREFIXN that have PREFIXN_COUNTER (packets)
+# in ethtool -S (RX queues have no rxN_packets: use drop).
+nstats() { ethtool -S "$DUT" | grep -c -E "^ +$1[0-9]+_${2:-packets}:"; }
 
 if [ "$(nproc)" -lt 8 ]; then
 	skip "8 channels" "needs 8 vCPUs (tools/vm.sh --smp 8), have $(nproc)"
@@ -31,9 +33,9 @@ eight() {
 	if [ "$(chan Current)" != 8 ]; then
 		ethtool -L "$DUT" combined 8 && wait_carrier "$DUT" 10 || return 1
 	fi
-	echo "current combined $(chan Current); ethtool -S: $(nstats tx) txN, $(nstats rx) rxN," \
+	echo "current combined $(chan Current); ethtool -S: $(nstats tx) txN, $(nstats rx drop) rxN," \
 	     "$(nstats xdptx) xdptxN queues; $(grep -c "$DUT-rxtx-" /proc/interrupts) rxtx vectors"
-	[ "$(chan Current)" = 8 ] && [ "$(nstats tx)" = 8 ] && [ "$(nstats rx)" = 8 ] &&
+	[ "$(chan Current)" = 8 ] && [ "$(nstats tx)" = 8 ] && [ "$(nstats rx drop)" = 8 ] &&
 		[ "$(nstats xdptx)" = 0 ]
 }
 check "combined 8 (maximum 8): 8 TX and RX queues, no dedicated XDP TX queue" eight
