@@ -45,11 +45,12 @@ unset VMX_LIB_LOGCHECK_ONLY
 	ip -br link
 } > "$OUT/guest-info.txt" 2>&1
 
+# Bounded: after an oops rmmod can block for ever on rtnl.
 cleanup_between() {
-	ip netns del peer 2>/dev/null
+	timeout 60 ip netns del peer 2>/dev/null
 	case "${VMX_DRIVER:-vmx}" in
-	vmx) rmmod vmx 2>/dev/null ;;
-	*) rmmod "${VMX_DRIVER}" 2>/dev/null ;;
+	vmx) timeout 60 rmmod vmx 2>/dev/null ;;
+	*) timeout 60 rmmod "${VMX_DRIVER}" 2>/dev/null ;;
 	esac
 }
 

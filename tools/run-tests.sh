@@ -22,6 +22,9 @@
 #             the default rings want (link, ping, TCP, TX mapping failures)
 #   hotplug   6.12, hub NICs each behind a pcie-root-port (--hotplug): device
 #             link events (set_link) and hot unplug (device_del) under traffic
+#   kselftests 6.12, hub NICs: the kernel's own drivers/net and drivers/net/hw
+#             selftests against vmx (NETIF, netns remote), excluded ones SKIP
+#             with the reason
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -92,7 +95,8 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh"
 
-ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug)
+ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
+	kselftests)
 # The heavier tier (make test-extra): run only when named.
 EXTRA_GROUPS=(smp8 dkms dkms61)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
@@ -139,6 +143,9 @@ G_TESTS[smp8]="channels8.sh"; G_ENV[smp8]="VMX_MODE=msix monitor"
 G_KERNEL[swiotlb4k]=6.12; G_OPTS[swiotlb4k]="$HUB3 --append swiotlb=4096,force"
 G_TESTS[swiotlb4k]="swiotlb_small.sh"
 G_ENV[swiotlb4k]="VMX_MODE=msix swiotlb monitor"
+# The kernel's own driver tests (6.12 ones, so 6.12 only).
+G_KERNEL[kselftests]=6.12; G_OPTS[kselftests]=$HUB3
+G_TESTS[kselftests]="kselftests.sh"; G_ENV[kselftests]="VMX_MODE=msix monitor"
 # The Debian package: built on the host (make deb), installed in the guest.
 G_KERNEL[dkms]=6.12;    G_OPTS[dkms]=$HUB3;   G_TESTS[dkms]="dkms.sh"
 G_ENV[dkms]="VMX_MODE=msix monitor"
@@ -256,6 +263,18 @@ if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
 	fi
 	TIMES+=("build $(( $(date +%s) - t_start ))s")
 fi
+
+# The 6.12 kernel's own drivers/net selftests, extracted from linux-source
+# into .cache/kselftests (not in git) for the kselftests group.
+case " ${SEL[*]} " in
+*" kselftests "*)
+	say "kernel selftests (tools/kselftests-install.sh)"
+	if ! "$TOOLS_DIR/kselftests-install.sh" > "$RESULTS/kselftests-install.log" 2>&1; then
+		tail -n 10 "$RESULTS/kselftests-install.log"
+		fail_groups "kernel selftests not installed" kselftests
+		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vx kselftests)
+	fi ;;
+esac
 
 # Static checks before any guest: W=1 + sparse against every installed
 # 6.1/6.12 header tree (make check); a warning is one failure in the
