@@ -49,8 +49,7 @@ probe_line() { dmesg | grep -F " $BDF " | grep -E ' with [0-9]+ vectors?,' | tai
 # expect_vectors TYPE N: the DUT has N vectors, all of TYPE (msi|msix)
 # in sysfs, each a PCI-MSI/PCI-MSIX line in /proc/interrupts (the chip
 # name; 6.1 calls MSI-X lines PCI-MSI too and prints no PCI address), and
-# (vmx) the probe
-# line says so.
+# (vmx) the probe line says so.
 expect_vectors() {
 	local type=$1 n=$2 modes i l lines=0 word
 	modes=$(msi_modes | sort | uniq -c | xargs)
