@@ -109,7 +109,9 @@ mode_intx() {
 
 mode_swiotlb() {
 	local t1
-	grep -qw 'swiotlb=force' /proc/cmdline || { echo "no swiotlb=force: $(cat /proc/cmdline)"; return 1; }
+	# swiotlb=force or swiotlb=<slabs>,force
+	grep -qE '(^| )swiotlb=([0-9]+,)?force( |$)' /proc/cmdline ||
+		{ echo "no swiotlb=force: $(cat /proc/cmdline)"; return 1; }
 	dmesg | grep -m1 'software IO TLB'
 	[ -n "$TLB0" ] || { echo "no $tlb"; return 1; }
 	t1=$(cat "$tlb")
