@@ -24,7 +24,7 @@ KDIR ?= $(KDIR_NEWEST)
 endif
 ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
 		    $(wildcard /usr/src/linux-headers-6.1.*-amd64))
-SOURCES := Kbuild vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
+SOURCES := Kbuild VERSION vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
 	   vmx.h vmx_defs.h vmx_compat.h
 
 .PHONY: all modules all-kernels check clean demo test test-extra deb bench setup
@@ -63,7 +63,7 @@ test:
 	tools/run-tests.sh
 
 # the heavier tier: 8 vCPUs, the DKMS package on both kernels
-test-extra:
+test-extra: deb
 	tools/run-tests.sh smp8 dkms dkms61
 
 deb:

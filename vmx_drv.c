@@ -1519,4 +1519,5 @@ static void __exit vmx_exit(void)
 module_exit(vmx_exit);
 
 MODULE_DESCRIPTION("VMware vmxnet3 virtual NIC driver with native XDP");
+MODULE_VERSION(VMX_VERSION);
 MODULE_LICENSE("GPL");

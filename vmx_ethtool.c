@@ -136,6 +136,7 @@ static void vmx_get_drvinfo(struct net_device *nd,
 	struct vmx_priv *vp = netdev_priv(nd);
 
 	strscpy(info->driver, VMX_DRV_NAME, sizeof(info->driver));
+	strscpy(info->version, VMX_VERSION, sizeof(info->version));
 	snprintf(info->fw_version, sizeof(info->fw_version),
 		 "vmxnet3 rev %u", vp->rev);
 	strscpy(info->bus_info, pci_name(vp->pdev), sizeof(info->bus_info));

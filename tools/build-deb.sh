@@ -11,7 +11,8 @@
 # and binary, unsigned) and lintian, which fails the build on any error.
 # Leaves OUTDIR/vmx-dkms_<version>_all.deb, vmx_<version>.dsc/.tar.xz and the
 # .changes; the source tree is not touched.
-# Needs dpkg-dev, debhelper, dh-dkms and lintian (tools/setup.sh).
+# Needs dpkg-dev, debhelper, dh-dkms, dkms and lintian (installed here when
+# missing).
 set -euo pipefail
 
 PROJ=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,10 +20,18 @@ OUT=${1:-$PROJ/build/deb}
 ver=$(cat "$PROJ/VERSION")
 [[ "$ver" =~ ^[0-9]+(\.[0-9]+)*$ ]] ||
 	{ echo "build-deb: VERSION must be digits and dots, not '$ver'" >&2; exit 1; }
-for c in dpkg-buildpackage dh dh_dkms lintian; do
-	command -v "$c" >/dev/null ||
-		{ echo "build-deb: $c missing: run tools/setup.sh" >&2; exit 1; }
+# The packaging tools (only this target needs them; the guest test needs
+# dkms itself): installed from Debian's registry when missing, as root.
+missing=
+for c in dpkg-buildpackage dh dh_dkms lintian dkms; do
+	command -v "$c" >/dev/null || missing=1
 done
+if [ -n "$missing" ]; then
+	[ "$(id -u)" = 0 ] ||
+		{ echo "build-deb: packaging tools missing and not root to install them" >&2; exit 1; }
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		dpkg-dev debhelper dh-dkms dkms lintian
+fi
 
 OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
 rm -rf "${OUT:?}"/vmx-[0-9]* "$OUT"/vmx_* "$OUT"/vmx-dkms_*
