@@ -17,6 +17,11 @@
 #include <net/page_pool.h>
 #endif
 
+/* skb_gso_segment() moved to net/gso.h in 6.4 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#include <net/gso.h>
+#endif
+
 /* page_pool fragments needed a flag until 6.6 */
 #ifdef PP_FLAG_PAGE_FRAG
 #define VMX_PP_FLAG_FRAG	PP_FLAG_PAGE_FRAG

@@ -578,6 +578,36 @@ static void vmx_tx_maybe_stop(struct vmx_txq *txq)
 	}
 }
 
+/*
+ * The pieces of a TSO packet could not be DMA-mapped (a bounce pool too
+ * full or fragmented for them): send it segmented in software, each
+ * segment needing only an MTU's worth of mapping, rather than drop it and
+ * have TCP retransmit the same unmappable packet again and again.
+ */
+static netdev_tx_t vmx_tx_gso_fallback(struct vmx_txq *txq,
+				       struct sk_buff *skb,
+				       struct net_device *netdev)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, netdev->features & ~NETIF_F_GSO_MASK);
+	if (IS_ERR_OR_NULL(segs)) {
+		vmx_txq_add(txq, VMX_TXS_DROP, 1);
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	consume_skb(skb);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		/* not GSO any more: no second fallback */
+		if (vmx_start_xmit(seg, netdev) == NETDEV_TX_BUSY) {
+			vmx_txq_add(txq, VMX_TXS_DROP, 1);
+			dev_kfree_skb_any(seg);
+		}
+	}
+	return NETDEV_TX_OK;
+}
+
 /**
  * vmx_start_xmit() - ndo_start_xmit
  * @skb: frame
@@ -615,6 +645,8 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	if (vmx_tx_map(txq, skb, p.copy)) {
 		vmx_tx_unwind(txq, sop, sop_gen);
 		vmx_txq_add(txq, VMX_TXS_MAP_ERR, 1);
+		if (skb_is_gso(skb))
+			return vmx_tx_gso_fallback(txq, skb, netdev);
 		goto drop;
 	}
 
