@@ -1502,11 +1502,14 @@ static int __init vmx_init(void)
 		return err;
 	while ((pdev = pci_get_device(PCI_VENDOR_ID_VMWARE_VMX,
 				      PCI_DEVICE_ID_VMWARE_VMXNET3, pdev))) {
-		struct device_driver *drv = READ_ONCE(pdev->dev.driver);
-
-		if (drv && drv != &vmx_pci_driver.driver)
+		/* the driver cannot go away while we print its name */
+		device_lock(&pdev->dev);
+		if (pdev->dev.driver &&
+		    pdev->dev.driver != &vmx_pci_driver.driver)
 			pr_info("%s: %s is driven by %s, left alone\n",
-				VMX_DRV_NAME, pci_name(pdev), drv->name);
+				VMX_DRV_NAME, pci_name(pdev),
+				pdev->dev.driver->name);
+		device_unlock(&pdev->dev);
 	}
 	return 0;
 }
