@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xdp_meta.sh - XDP metadata reaches the stack on XDP_PASS: progs/xdp_meta
 # (native XDP) writes a 4-byte magic with bpf_xdp_adjust_meta in front of
-# UDP frames to port 7782 and passes them; progs/tc_meta (tc clsact
+# UDP frames to port XDP_PORT_META and passes them; progs/tc_meta (tc clsact
 # ingress, direct action) counts those frames with the magic in
 # skb->data_meta and those without. The driver must hand the metadata the
 # program left to the skb (skb_metadata_set). Control: without the XDP
@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"
 
-PORT_META=7782	# progs/meta_common.h
+PORT_META=$XDP_PORT_META	# progs/xdp_common.h
 N=20
 
 xdp_setup

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared by xdp_meta.c and tc_meta.c: the UDP port whose frames carry XDP
- * metadata (next to the ports of xdp_common.h) and the value written there.
+ * Shared by xdp_meta.c and tc_meta.c: the value written as XDP metadata
+ * into frames to PORT_META (xdp_common.h) and tc_meta's counters.
  */
 #ifndef VMX_META_COMMON_H
 #define VMX_META_COMMON_H
 
-#define PORT_META	7782		/* xdp_meta: 4 bytes of metadata, XDP_PASS */
 #define META_MAGIC	0x21786d76	/* "vmx!" in memory on little endian */
 
 /* tc_meta's counters (array map "meta_cnt", u64 values) */

@@ -25,6 +25,11 @@
 #define PORT_SHRINK	7779	/* adjust_head/adjust_tail: shrink, XDP_TX */
 #define PORT_REDIRECT	7780	/* xdp_redirect_devmap: swap MACs, redirect */
 #define PORT_XSK	7781	/* xdp_redirect_xsk: to the AF_XDP socket */
+#define PORT_META	7782	/* xdp_meta: 4 bytes of metadata, XDP_PASS */
+#define PORT_PASS_VLAN	7783	/* xdp_pass_adjust: push a VLAN tag, XDP_PASS */
+#define PORT_PASS_TAIL_GROW	7784	/* xdp_pass_adjust: grow the tail */
+#define PORT_PASS_TAIL_SHRINK	7785	/* xdp_pass_adjust: shrink the tail */
+#define PORT_UNKNOWN_ACT	7786	/* xdp_unknown_act: return action 42 */
 
 #define HEAD_GROW	16	/* bytes added in front (after the MACs) */
 #define HEAD_SHRINK	8	/* bytes removed after the Ethernet header */

@@ -15,9 +15,6 @@
  */
 #include "xdp_common.h"
 
-#define PORT_PASS_VLAN		7782
-#define PORT_PASS_TAIL_GROW	7783
-#define PORT_PASS_TAIL_SHRINK	7784
 #define PASS_VID		99
 #define ENCAP_LEN		8
 

@@ -6,7 +6,6 @@
  */
 #include "xdp_common.h"
 
-#define PORT_UNKNOWN_ACT	7785
 #define UNKNOWN_ACT		42
 
 SEC("xdp")
