@@ -22,6 +22,15 @@
 # (boot, between tests, after the last test) checked with lib.sh's
 # kernel_log_bad; a test killed before its end marker leaves the rest of
 # its log to this check.
+#
+# On the project's test device (VMX_TESTDEV_NICS, tools/vm.sh --nic
+# vmxnet3t), every test must leave the device's strict-mode violation count
+# (stat-violations of every test-device NIC, lib.sh testdev_violations)
+# where it found it, counting its own run and the driver unload after it:
+# otherwise a "not ok" line naming the kinds is added to its log and its
+# exit status becomes 1. A test that causes violations on purpose says so
+# with a "# vmx-expects: violations" header line. Violations before the
+# first test (boot) count against the first one (mode.sh).
 set -u
 
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR TEST..." >&2; exit 2; }
@@ -35,6 +44,27 @@ mkdir -p "$OUT" || exit 2
 VMX_LIB_LOGCHECK_ONLY=1
 source "$DIR/lib.sh" || exit 2
 unset VMX_LIB_LOGCHECK_ONLY
+
+# lib_functions NAME...: the definitions of these lib.sh functions only
+# (the rest of lib.sh starts a test when sourced: TAP header, kernel log
+# marker, traps).
+lib_functions() {
+	awk -v names=" $* " '
+		!body && match($0, /^[A-Za-z_][A-Za-z0-9_]*\(\) *\{/) {
+			name = substr($0, 1, index($0, "(") - 1)
+			if (index(names, " " name " ")) {
+				print
+				if ($0 !~ /\}[[:space:]]*$/) body = 1
+			}
+			next
+		}
+		body { print; if ($0 == "}") body = 0 }' "$DIR/lib.sh"
+}
+if [ -n "${VMX_TESTDEV_NICS:-}" ]; then
+	# (no process substitution: the guest has no /dev/fd)
+	eval "$(lib_functions hmp_port hmp testdev_nics testdev_stat \
+		testdev_nic_of testdev_violations testdev_violation_kinds)" || exit 2
+fi
 
 {
 	echo "kernel: $(uname -r)"
@@ -59,6 +89,39 @@ not_run() {
 	echo "not ok 1 $1 # not run: $2" > "$OUT/$1.log"
 	echo "1 0" > "$OUT/$1.rc"
 	echo "vmx-suite: $1: not run ($2)"
+}
+
+# violations_check NAME SCRIPT: the test device's violation count after
+# test NAME (and its cleanup) is still $td_seen, or NAME expects some.
+td_seen=0
+violations_check() {
+	local log=$OUT/$1.log rcf=$OUT/$1.rc v kinds n rc secs msg
+	[ -n "${VMX_TESTDEV_NICS:-}" ] || return 0
+	if v=$(testdev_violations 2>&1); then
+		[ "$v" = "$td_seen" ] && {
+			echo "# vmx-suite: test device stat-violations $v (unchanged)" >> "$log"
+			return 0
+		}
+		kinds=$(testdev_violation_kinds 2>&1)
+		if [ -f "$2" ] && grep -qE '^# vmx-expects:(.*[[:space:]])?violations([[:space:]]|$)' "$2"; then
+			{ echo "# vmx-suite: test device stat-violations $td_seen -> $v (expected by the test)"
+			  printf '%s\n' "$kinds" | sed 's/^/#   /'; } >> "$log"
+			td_seen=$v
+			return 0
+		fi
+		msg="test device strict checks: no violation (stat-violations $td_seen -> $v)"
+		td_seen=$v
+	else
+		msg="test device strict checks: stat-violations readable"
+		kinds=$v
+	fi
+	n=$(grep -oE '^(not )?ok [0-9]+' "$log" 2>/dev/null | awk '{ print $NF }' | sort -n | tail -n1)
+	{ echo "not ok $((${n:-0} + 1)) $msg"
+	  printf '%s\n' "$kinds" | sed 's/^/#   /'; } >> "$log"
+	read -r rc secs < "$rcf"
+	[ "$rc" = 0 ] && echo "1 $secs" > "$rcf"
+	echo "vmx-suite: $1: $msg"
+	printf '%s\n' "$kinds" | sed 's/^/vmx-suite:   /'
 }
 
 mode_failed=
@@ -91,6 +154,7 @@ for t in "$@"; do
 	printf 'vmx-suite: %-14s exit %-3s %4ss  %s\n' "$name" "$rc" "$secs" \
 		"$(grep -c '^ok ' "$log") ok, $(grep -c '^not ok ' "$log") not ok"
 	cleanup_between
+	violations_check "$name" "$script"
 	[ "$name" = mode ] && [ "$rc" != 0 ] && mode_failed=1
 done
 

@@ -25,10 +25,16 @@
 #   kselftests 6.12, hub NICs: the kernel's own drivers/net and drivers/net/hw
 #             selftests against vmx (NETIF, netns remote), excluded ones SKIP
 #             with the reason
+# On the project's test device (tools/testdev; vm.sh --nic vmxnet3t), last:
+#   msi       6.12, test devices with msix=off (no MSI-X capability): the
+#             driver's MSI fallback; link, ping, TCP, XDP actions
+#   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
+#             the core and XDP tests that fit in about 12 minutes
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
 #   dkms61    6.1,  the same package on the old kernel
+#   tdevfull  6.12, as tdev: every core and XDP test
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
 # lib.sh's hmp ("set_link nic1 off", "device_del nic2" under --hotplug).
 #
@@ -53,14 +59,22 @@
 #   VMX_*             passed on into the guests (see lib.sh).
 #
 # Every group names its mode (VMX_MODE in its env: msix, msi, intx,
-# swiotlb, iommu, hotplug, monitor); mode.sh runs first and proves it, or the
-# rest of the group is not run. Each group also gets kernel_log, the kernel
+# swiotlb, iommu, hotplug, monitor, testdev); mode.sh runs first and proves
+# it, or the rest of the group is not run. Each group also gets kernel_log, the kernel
 # log outside the tests' own windows (boot, between tests, after the last).
 # Tests fail on bad kernel log lines and non-zero error counters (lib.sh
 # vmx_done); "# vmx-expects: resets" / "# vmx-expects-log: REGEX" header
-# lines declare what a test causes on purpose.
+# lines declare what a test causes on purpose. On the test device every test
+# must also leave its strict-mode violation count where it was (guest-suite.sh;
+# "# vmx-expects: violations" when a test causes them on purpose).
 #
-# Results: RESULTS/check.log (make check), RESULTS/<group>/console.log
+# The test device's QEMU is built (tools/testdev/build.sh: about 11 minutes
+# from scratch, seconds when cached in /var/cache/vmx-testdev) in the
+# background, niced, while the stock-QEMU groups run; the test-device
+# groups wait for it and run after every other selected group.
+#
+# Results: RESULTS/check.log (make check), RESULTS/testdev-build.log,
+# RESULTS/<group>/console.log
 # (guest console), <test>.log (TAP),
 # <test>.rc ("exit-status seconds"), guest-info.txt, dmesg.txt; results/latest
 # points to the newest run. Subtests are counted: every "ok"/"not ok" line of
@@ -96,9 +110,9 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
-	kselftests)
+	kselftests msi tdev)
 # The heavier tier (make test-extra): run only when named.
-EXTRA_GROUPS=(smp8 dkms dkms61)
+EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 G_ENV[core]="VMX_MODE=msix monitor"
@@ -146,6 +160,23 @@ G_ENV[swiotlb4k]="VMX_MODE=msix swiotlb monitor"
 # The kernel's own driver tests (6.12 ones, so 6.12 only).
 G_KERNEL[kselftests]=6.12; G_OPTS[kselftests]=$HUB3
 G_TESTS[kselftests]="kselftests.sh"; G_ENV[kselftests]="VMX_MODE=msix monitor"
+# The project's test device (tools/testdev) with vm.sh's defaults for it:
+# max-revision=9, rss=on, strict=on. MSI only: no MSI-X capability, so the
+# driver falls back to one MSI vector.
+G_KERNEL[msi]=6.12
+G_OPTS[msi]="--nic vmxnet3t:msix=off --nic vmxnet3t:msix=off --nic virtio"
+G_TESTS[msi]="link.sh ping.sh tcp.sh xdp_basic.sh"
+G_ENV[msi]="VMX_MODE=msi testdev monitor"
+# The highest revision, strict checks, RSS over 2 queues (--smp 2): what of
+# the core and XDP suites fits in about 12 minutes; tdevfull runs them all.
+TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
+G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
+G_TESTS[tdev]="revision.sh link.sh ping.sh tcp.sh udp.sh ethtool.sh mtu.sh
+	reconfig.sh tx_linearize.sh xdp_basic.sh xdp_redirect.sh qstats_xdp.sh"
+G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
+G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
+G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
+G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The Debian package: built on the host (make deb), installed in the guest.
 G_KERNEL[dkms]=6.12;    G_OPTS[dkms]=$HUB3;   G_TESTS[dkms]="dkms.sh"
 G_ENV[dkms]="VMX_MODE=msix monitor"
@@ -179,6 +210,17 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#SEL[@]} -gt 0 ] || SEL=("${ALL_GROUPS[@]}")
+
+# uses_testdev GROUP: the group's guest runs the test device's QEMU.
+uses_testdev() { [[ " ${G_OPTS[$1]} " == *" --nic vmxnet3t"* || " ${G_OPTS[$1]} " == *" --tap-nic vmxnet3t"* ]]; }
+# Test-device groups last (their QEMU builds meanwhile), each kind in the
+# order given.
+TD_SEL=()
+ST_SEL=()
+for g in "${SEL[@]}"; do
+	if uses_testdev "$g"; then TD_SEL+=("$g"); else ST_SEL+=("$g"); fi
+done
+SEL=("${ST_SEL[@]}" "${TD_SEL[@]}")
 
 # Tests of a group after the TESTS filter; mode.sh first (whatever TESTS
 # says) when the group names its mode.
@@ -246,6 +288,39 @@ if [ "${SKIP_SETUP:-0}" != 1 ]; then
 		SKIP_BUILD=1 SEL=()
 	fi
 fi
+
+# The test device's QEMU, in the background while the stock-QEMU groups
+# run (nice: the guests come first); testdev_wait before the first group
+# that needs it.
+TD_PID=
+TD_START=
+TD_OK=
+if [ ${#TD_SEL[@]} -gt 0 ] && [ ${#SEL[@]} -gt 0 ]; then
+	say "test device QEMU: building in the background (tools/testdev/build.sh, log: $RESULTS/testdev-build.log)"
+	TD_START=$(date +%s)
+	( nice -n 10 "$TOOLS_DIR/testdev/build.sh"; rc=$?
+	  date +%s > "$RESULTS/.testdev-end"; exit $rc ) > "$RESULTS/testdev-build.log" 2>&1 &
+	TD_PID=$!
+fi
+# testdev_wait: the background build finished and succeeded.
+testdev_wait() {
+	local rc w0
+	[ -z "$TD_OK" ] || return "$TD_OK"
+	w0=$(date +%s)
+	wait "$TD_PID"
+	rc=$?
+	TIMES+=("testdev-build $(( $(cat "$RESULTS/.testdev-end" 2>/dev/null || date +%s) - TD_START ))s"
+		"testdev-wait $(( $(date +%s) - w0 ))s")
+	if [ $rc = 0 ]; then
+		say "test device QEMU: $(tail -n 1 "$RESULTS/testdev-build.log")"
+		TD_OK=0
+	else
+		tail -n 20 "$RESULTS/testdev-build.log"
+		say "TEST DEVICE BUILD FAILED (log: $RESULTS/testdev-build.log)"
+		TD_OK=1
+	fi
+	return $TD_OK
+}
 
 if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
 	if grep -qsE '^all-kernels[[:space:]]*:' "$PROJ/Makefile"; then
@@ -340,6 +415,10 @@ parse_test() {
 for g in "${SEL[@]}"; do
 	read -r -a tests <<< "$(group_tests "$g")"
 	if [ ${#tests[@]} -eq 0 ]; then
+		continue
+	fi
+	if uses_testdev "$g" && ! testdev_wait; then
+		fail_groups "the test device's QEMU did not build" "$g"
 		continue
 	fi
 	gdir=$RESULTS/$g

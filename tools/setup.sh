@@ -8,6 +8,12 @@ PKGS=(build-essential sparse qemu-system-x86 busybox-static xdp-tools bpftool
       libbpf-dev libxdp-dev clang llvm ethtool iproute2 iputils-ping iperf3
       tcpdump socat pciutils python3 python3-yaml rsync kmod zstd xz-utils
       cpio file bc flex bison libelf-dev)
+# The test device's QEMU (tools/testdev/build.sh, run by tools/run-tests.sh):
+# its build dependencies, plus meson >= 1.5 from bookworm-backports below
+# (bookworm's 1.0.1 is too old for QEMU 10.0). build.sh adds the deb-src
+# entries and fetches the source itself.
+PKGS+=(libglib2.0-dev libpixman-1-dev ninja-build pkg-config python3-venv
+       dpkg-dev)
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then
@@ -21,6 +27,11 @@ have_612() { ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 &&
 have_61() { ls -d /usr/src/linux-headers-6.1.0-*-amd64 >/dev/null 2>&1 &&
 	    ls /boot/vmlinuz-6.1.0-*-amd64 >/dev/null 2>&1; }
 have_src() { ls /usr/src/linux-source-6.12.tar.* >/dev/null 2>&1; }
+meson_ok() {
+	local v
+	v=$(meson --version 2>/dev/null) || return 1
+	dpkg --compare-versions "$v" ge 1.5
+}
 missing_pkgs() {
 	local p
 	for p in "${PKGS[@]}"; do
@@ -29,7 +40,7 @@ missing_pkgs() {
 	done
 }
 
-if have_612 && have_61 && have_src && [ -z "$(missing_pkgs)" ]; then
+if have_612 && have_61 && have_src && meson_ok && [ -z "$(missing_pkgs)" ]; then
 	exit 0
 fi
 need_root
@@ -51,6 +62,9 @@ missing=$(missing_pkgs)
 # shellcheck disable=SC2086
 [ -z "$missing" ] || apt-get install -y -q --no-install-recommends $missing
 
+if ! meson_ok; then
+	apt-get install -y -q --no-install-recommends -t bookworm-backports meson
+fi
 if ! have_612; then
 	apt-get install -y -q --no-install-recommends -t bookworm-backports \
 		linux-image-amd64 linux-headers-amd64

@@ -8,9 +8,22 @@
 #   --kernel K      6.12 | 6.1 | <full version>   (default: newest 6.12 in /boot)
 #                   "6.1" picks the newest /boot/vmlinuz-6.1.*; a full version
 #                   such as 6.12.95+deb12-amd64 is used as is.
-#   --nic TYPE      vmxnet3 | virtio; repeatable, in PCI order. All these NICs
-#                   join one QEMU hub (hubid 0): a private wire inside the guest.
+#   --nic TYPE      vmxnet3 | vmxnet3t[:PROP=VAL,...] | virtio; repeatable, in
+#                   PCI order. All these NICs join one QEMU hub (hubid 0): a
+#                   private wire inside the guest. vmxnet3t is the project's
+#                   test device (tools/testdev: revisions up to 9, RX data
+#                   ring, RSS, strict checks, counters...), by default
+#                   max-revision=9,rss=on,strict=on; PROPs as in
+#                   tools/testdev/README.md, e.g. vmxnet3t:max-revision=3 or
+#                   vmxnet3t:msix=off. A guest with any vmxnet3t NIC runs the
+#                   test device's QEMU (tools/testdev/build.sh builds it once
+#                   and then prints the cached binary); its plain vmxnet3
+#                   NICs are then that QEMU's revision 1 model. The guest
+#                   gets VMX_TESTDEV_NICS="nicN:PROPS ..." (one word per
+#                   test-device NIC, with the defaults; empty: none).
 #                   Default (without --tap): --nic vmxnet3 --nic virtio.
+#   --tap-nic TYPE  the vmxnet3 NIC of --tap: vmxnet3 (default) or
+#                   vmxnet3t[:PROP=VAL,...].
 #   --tap           add a vmxnet3 NIC and a virtio-net NIC joined through two
 #                   vnet_hdr taps on a bridge (MTU 9000) inside a private host
 #                   network namespace made for this run and deleted afterwards.
@@ -68,6 +81,8 @@
 #
 # The initramfs (busybox-static + 9p/overlay modules of that kernel) is built
 # on demand and cached in .cache/initramfs/ (rebuilt when stale).
+# QEMU: qemu-system-x86_64 from PATH (Debian's, the stock device), the test
+# device's build when a NIC is vmxnet3t; VMX_QEMU=PATH overrides both.
 # KVM is used when a probe boot proves /dev/kvm runs a guest (remembered per
 # host boot in .cache/kvm-probe.*), TCG (-cpu max) if not; VMX_ACCEL=kvm|tcg
 # forces either.
@@ -86,6 +101,9 @@ PROJ=$(cd "$TOOLS_DIR/.." && pwd)
 KERNEL=6.12
 NICS=()
 TAP=0
+TAP_NIC=vmxnet3
+# what a test-device NIC offers unless its PROPs say otherwise
+TESTDEV_DEFAULTS="max-revision=9,rss=on,strict=on"
 HOTPLUG=0
 MONITOR=
 GUEST_MON=0
@@ -108,10 +126,14 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) [ $# -ge 2 ] || die "--kernel needs a value"; KERNEL=$2; shift ;;
 	--nic) [ $# -ge 2 ] || die "--nic needs a value"
-		case "$2" in vmxnet3|virtio) NICS+=("$2") ;;
-		*) die "--nic: unknown type '$2' (vmxnet3|virtio)" ;; esac
+		case "$2" in vmxnet3|virtio|vmxnet3t|vmxnet3t:*) NICS+=("$2") ;;
+		*) die "--nic: unknown type '$2' (vmxnet3|vmxnet3t[:PROPS]|virtio)" ;; esac
 		shift ;;
 	--tap) TAP=1 ;;
+	--tap-nic) [ $# -ge 2 ] || die "--tap-nic needs a value"
+		case "$2" in vmxnet3|vmxnet3t|vmxnet3t:*) TAP_NIC=$2 ;;
+		*) die "--tap-nic: vmxnet3 or vmxnet3t[:PROPS], not '$2'" ;; esac
+		shift ;;
 	--hotplug) HOTPLUG=1 ;;
 	--hostproc) QEMU_EXTRA+=(-virtfs "local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap") ;;
 	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
@@ -171,7 +193,18 @@ KVER=$(resolve_kernel "$KERNEL") ||
 VMLINUZ=/boot/vmlinuz-$KVER
 [ -r "$VMLINUZ" ] || fatal "$VMLINUZ not readable"
 [ -d "/lib/modules/$KVER" ] || fatal "/lib/modules/$KVER missing"
-command -v qemu-system-x86_64 >/dev/null || fatal "qemu-system-x86_64 not installed; run tools/setup.sh"
+# QEMU binary: VMX_QEMU overrides; a guest with a test-device NIC runs the
+# test device's QEMU (tools/testdev/build.sh builds it once, then prints
+# the cached binary).
+QEMU_BIN=${VMX_QEMU:-}
+if [ -z "$QEMU_BIN" ]; then
+	QEMU_BIN=qemu-system-x86_64
+	case " ${NICS[*]} $TAP_NIC " in *" vmxnet3t"*)
+		QEMU_BIN=$("$TOOLS_DIR/testdev/build.sh") ||
+			fatal "the vmxnet3 test device did not build (tools/testdev/build.sh)" ;;
+	esac
+fi
+command -v "$QEMU_BIN" >/dev/null || fatal "$QEMU_BIN not installed; run tools/setup.sh"
 [ -x /bin/busybox ] || fatal "/bin/busybox missing; run tools/setup.sh (busybox-static)"
 
 # ---------------------------------------------------------------- initramfs
@@ -328,11 +361,27 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# testdev_nics: "nicN:PROPS" for every test-device NIC (lib.sh can tell
+# which vmxnet3 NIC offers what; qom-get nicN stat-... reads its counters).
+testdev_nics() {
+	local n i=0 all=()
+	[ $TAP = 1 ] && all+=("$TAP_NIC" virtio)
+	all+=("${NICS[@]}")
+	for n in "${all[@]}"; do
+		i=$((i + 1))
+		case "$n" in
+		vmxnet3t) printf 'nic%d:%s ' $i "$TESTDEV_DEFAULTS" ;;
+		vmxnet3t:*) printf 'nic%d:%s,%s ' $i "$TESTDEV_DEFAULTS" "${n#vmxnet3t:}" ;;
+		esac
+	done
+}
 {
 	printf 'export VMX_GUEST_PROJ=%q\n' "$PROJ"
 	# the tests work around known QEMU device-model bugs by version
 	printf 'export VMX_QEMU_VERSION=%q\n' \
-		"$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9.]*\).*/\1/p')"
+		"$("$QEMU_BIN" --version | sed -n '1s/.*version \([0-9.]*\).*/\1/p')"
+	# the test device's properties per vmxnet3 NIC (empty: stock model)
+	printf 'export VMX_TESTDEV_NICS=%q\n' "$(testdev_nics)"
 	while IFS='=' read -r k _; do
 		[[ "$k" == VMX_* || "$k" == TESTS ]] || continue
 		printf 'export %s=%q\n' "$k" "${!k}"
@@ -359,7 +408,7 @@ kvm_ok() {
 	f=$CACHE/kvm-probe.$boot
 	if [ ! -s "$f" ]; then
 		rm -f "$CACHE"/kvm-probe.*
-		out=$(timeout -k 5 30 qemu-system-x86_64 -nodefaults -machine q35 \
+		out=$(timeout -k 5 30 "$QEMU_BIN" -nodefaults -machine q35 \
 			-accel kvm -cpu host -m 256 -display none -no-reboot \
 			-kernel "$VMLINUZ" -append "console=ttyS0 panic=-1" \
 			-serial stdio </dev/null 2>&1 | head -c 65536)
@@ -394,7 +443,7 @@ if [ $use_kvm = 1 ]; then
 	case " ${QEMU_EXTRA[*]} " in *intel-iommu*) MACHINE="q35,kernel-irqchip=split" ;; esac
 fi
 
-QEMU=(qemu-system-x86_64 -nodefaults -name "vmx,debug-threads=on"
+QEMU=("$QEMU_BIN" -nodefaults -name "vmx,debug-threads=on"
       -machine "$MACHINE" "${ACCEL[@]}"
       -smp "$SMP" -m "$MEM" -display none -no-reboot
       -kernel "$VMLINUZ" -initrd "$INITRD"
@@ -415,10 +464,12 @@ QEMU+=("${QEMU_EXTRA[@]}")
 nicno=0
 # add_nic TYPE NETDEV-ARGS
 add_nic() {
-	local model mac bus=
+	local model mac bus='' props=''
 	nicno=$((nicno + 1))
 	case "$1" in
 	vmxnet3) model=vmxnet3 ;;
+	vmxnet3t) model=vmxnet3; props=",$TESTDEV_DEFAULTS" ;;
+	vmxnet3t:*) model=vmxnet3; props=",$TESTDEV_DEFAULTS,${1#vmxnet3t:}" ;;
 	virtio) model=virtio-net-pci ;;
 	esac
 	mac=$(printf '52:54:00:12:34:%02x' $nicno)
@@ -426,10 +477,10 @@ add_nic() {
 		QEMU+=(-device "pcie-root-port,id=rp$nicno,chassis=$nicno,slot=$nicno")
 		bus=",bus=rp$nicno"
 	fi
-	QEMU+=(-netdev "$2" -device "$model,netdev=n$nicno,mac=$mac,id=nic$nicno,romfile=$bus")
+	QEMU+=(-netdev "$2" -device "$model,netdev=n$nicno,mac=$mac,id=nic$nicno,romfile=$bus$props")
 }
 if [ $TAP = 1 ]; then
-	add_nic vmxnet3 "tap,id=n1,ifname=tap0,script=no,downscript=no,vnet_hdr=on"
+	add_nic "$TAP_NIC" "tap,id=n1,ifname=tap0,script=no,downscript=no,vnet_hdr=on"
 	add_nic virtio "tap,id=n2,ifname=tap1,script=no,downscript=no,vnet_hdr=on"
 fi
 for n in "${NICS[@]}"; do

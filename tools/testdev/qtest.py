@@ -81,6 +81,20 @@ class QTest:
         self.cmd(f"outl 0xcf8 0x{0x80000000 | DEV << 11 | reg:x}")
         self.cmd(f"outl 0xcfc 0x{val:x}")
 
+    def cfg_rd(self, reg):
+        """one byte of configuration space"""
+        self.cmd(f"outl 0xcf8 0x{0x80000000 | DEV << 11 | (reg & ~3):x}")
+        v = int(self.cmd("inl 0xcfc")[1], 16)
+        return (v >> (8 * (reg & 3))) & 0xFF
+
+    def caps(self):
+        """capability IDs in the order of the list (0x05 MSI, 0x11 MSI-X)"""
+        out, ptr = [], self.cfg_rd(0x34)
+        while ptr and len(out) < 48:
+            out.append(self.cfg_rd(ptr))
+            ptr = self.cfg_rd(ptr + 1) & ~3
+        return out
+
     def setup(self):
         self.cfg_wr(0x10, BAR0)
         self.cfg_wr(0x14, BAR1)
@@ -547,6 +561,17 @@ def case_rev9(qemu):
     q.close()
 
 
+def case_msix(qemu, prop):
+    """msix={rev}: the capabilities a driver finds"""
+    q = QTest(qemu, f",msix={prop}").setup()
+    caps = q.caps()
+    check(f"msix={prop}: MSI capability offered", 0x05 in caps, True)
+    check(f"msix={prop}: MSI-X capability "
+          f"{'offered' if prop == 'on' else 'absent'}", 0x11 in caps,
+          prop == "on")
+    q.close()
+
+
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
@@ -555,7 +580,8 @@ def main():
              (case_rx, (1,)), (case_rx, (3,)), (case_rx, (6, "off")),
              (case_tx, (0,)), (case_tx, (1000,)),
              (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ()),
-             (case_moderation, (0,)), (case_moderation, (1000,))]
+             (case_moderation, (0,)), (case_moderation, (1000,)),
+             (case_msix, ("on",)), (case_msix, ("off",))]
     cases += [(case_fault, (k,)) for k in FAULT_BITS]
     for case, args in cases:
         try:

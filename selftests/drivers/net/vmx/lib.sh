@@ -890,3 +890,101 @@ rx_reaches() { rx_probe "$@" || return 1; [ "$RX_CAP" -ge "$1" ] && [ "$RX_DRV" 
 # rx_filtered N DST PORT [FILTER]: the device let none of them in (fewer
 # than N other frames may arrive meanwhile).
 rx_filtered() { rx_probe "$@" || return 1; [ "$RX_CAP" = 0 ] && [ "$RX_DRV" -lt "$1" ]; }
+
+# ---- H13 test device helpers ----
+# The project's vmxnet3 test device (tools/testdev, tools/vm.sh --nic
+# vmxnet3t[:PROPS]): vm.sh exports VMX_TESTDEV_NICS="nicN:PROP=VAL,... ..."
+# (one word per test-device NIC, QOM id and the properties it was given,
+# defaults first); its counters are QOM properties read with qom-get over
+# the guest monitor (hmp, so the guest needs --guest-monitor). Property
+# and counter names: tools/testdev/README.md.
+
+# testdev_nics: the QOM ids (nic1, nic3, ...) of the test-device NICs.
+testdev_nics() {
+	local w
+	for w in ${VMX_TESTDEV_NICS:-}; do
+		echo "${w%%:*}"
+	done
+}
+
+# have_testdev [PROP=VAL]: the guest has a test-device NIC (one whose
+# properties, as vm.sh set them, end up with PROP=VAL).
+have_testdev() {
+	local n
+	for n in $(testdev_nics); do
+		[ $# = 0 ] && return 0
+		[ "$(testdev_prop "$n" "${1%%=*}")" = "${1#*=}" ] && return 0
+	done
+	return 1
+}
+
+# testdev_prop NIC PROP: the value vm.sh gave property PROP of test-device
+# NIC nicN (the last setting wins); empty when not set there.
+testdev_prop() {
+	local w a p v=
+	for w in ${VMX_TESTDEV_NICS:-}; do
+		[ "${w%%:*}" = "$1" ] || continue
+		IFS=, read -r -a a <<<"${w#*:}"
+		for p in "${a[@]}"; do
+			[ "${p%%=*}" = "$2" ] && v=${p#*=}
+		done
+	done
+	echo "$v"
+}
+
+# testdev_nic_of IF: the QOM id (nicN) of the NIC behind interface IF.
+# vm.sh gives NIC N the permanent MAC 52:54:00:12:34:NN (hex).
+testdev_nic_of() {
+	local m
+	m=$(ethtool -P "$1" 2>/dev/null | awk '{ print $NF }')
+	[[ "$m" == 52:54:00:12:34:* ]] || { echo "testdev_nic_of: $1 has permanent MAC '$m', not one of vm.sh's" >&2; return 1; }
+	echo "nic$((16#${m##*:}))"
+}
+
+# testdev_stat NIC PROP: one counter of the test device (qom-get), NIC a
+# QOM id (nicN) or an interface name, PROP with or without "stat-"
+# (testdev_stat eth0 violations, testdev_stat nic1 stat-rx-data-ring).
+# Prints the number; fails (message on stderr) when it cannot be read.
+testdev_stat() {
+	local nic=$1 prop=$2 out
+	[[ "$nic" =~ ^nic[0-9]+$ ]] || nic=$(testdev_nic_of "$nic") || return 1
+	[[ "$prop" == stat-* ]] || prop=stat-$prop
+	out=$(hmp "qom-get $nic $prop") ||
+		{ echo "testdev_stat: qom-get $nic $prop: $out" >&2; return 1; }
+	out=${out//$'\r'/}
+	[[ "$out" =~ ^[0-9]+$ ]] ||
+		{ echo "testdev_stat: qom-get $nic $prop answered '$out'" >&2; return 1; }
+	echo "$out"
+}
+
+# testdev_set NIC PROP VALUE: qom-set a property of a test-device NIC, e.g.
+# testdev_set nic1 fault link-flap (NIC as for testdev_stat).
+testdev_set() {
+	local nic=$1
+	[[ "$nic" =~ ^nic[0-9]+$ ]] || nic=$(testdev_nic_of "$nic") || return 1
+	hmp "qom-set $nic $2 $3"
+}
+
+# testdev_violations: the sum of stat-violations (strict-mode violations,
+# counted since the NIC was created) over every test-device NIC; 0 when
+# there is none. Fails when one cannot be read.
+testdev_violations() {
+	local n v s=0
+	for n in $(testdev_nics); do
+		v=$(testdev_stat "$n" violations) || return 1
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
+# testdev_violation_kinds: "nicN stat-violation-KIND COUNT" for every
+# violation kind with a non-zero count, on every test-device NIC.
+testdev_violation_kinds() {
+	local n k v
+	for n in $(testdev_nics); do
+		for k in ring-config rx-desc tx-desc tx-chain dma; do
+			v=$(testdev_stat "$n" "violation-$k") || return 1
+			[ "$v" = 0 ] || echo "$n stat-violation-$k $v"
+		done
+	done
+}

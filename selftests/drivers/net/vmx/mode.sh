@@ -7,7 +7,8 @@
 #   msix     the DUT's interrupts are MSI-X, as many vectors as the driver
 #            must take (vmx: one per queue pair, min(CPUs, 8), + XDP TX +
 #            events), each a PCI-MSIX line in /proc/interrupts
-#   msi      one MSI vector (PCI-MSI line), no MSI-X
+#   msi      the DUT offers no MSI-X capability (the test device with
+#            msix=off) and runs on one MSI vector (PCI-MSI line)
 #   intx     no MSI at all: the DUT's legacy line is an IO-APIC interrupt
 #            in /proc/interrupts that counts the DUT's traffic
 #   swiotlb  swiotlb=force: bounce slots in use grow when the driver maps
@@ -16,6 +17,10 @@
 #            strict mode (no flush queue), as the kernel log says
 #   hotplug  the DUT sits in a hot-pluggable PCIe slot (device_del works)
 #   monitor  the QEMU monitor answers (lib.sh hmp)
+#   testdev  the DUT is the project's test device (tools/testdev) and every
+#            test-device NIC has the properties vm.sh gave it
+#            (VMX_TESTDEV_NICS), read back with qom-get; its violation
+#            counter is readable
 # vmx-timeout: 120
 source "$(dirname "$0")/lib.sh"
 
@@ -88,7 +93,16 @@ mode_msix() {
 	expect_vectors msix "$n"
 }
 
-mode_msi() { expect_vectors msi 1; }
+# The device offers MSI and no MSI-X (lspci lists capabilities by name),
+# and the driver runs on one MSI vector.
+mode_msi() {
+	local caps
+	caps=$(lspci -vv -s "$BDF" 2>/dev/null | grep -E 'Capabilities: .*MSI')
+	echo "$caps"
+	grep -q 'MSI-X' <<<"$caps" && { echo "$BDF offers MSI-X"; return 1; }
+	grep -q 'MSI:' <<<"$caps" || { echo "$BDF offers no MSI"; return 1; }
+	expect_vectors msi 1
+}
 
 _irq_count() { awk -v i="$1:" '$1 == i { s = 0; for (c = 2; c <= NF && $c ~ /^[0-9]+$/; c++) s += $c; print s }' /proc/interrupts; }
 
@@ -149,6 +163,34 @@ mode_hotplug() {
 mode_monitor() {
 	have_hmp || { echo "no QEMU monitor channel"; return 1; }
 	hmp "info network" | show_grep 'model=vmxnet3'
+}
+
+# qom-get's answer for a property value as vm.sh wrote it (on/off are
+# bools, which qom-get prints as true/false).
+_qom_value() { case "$1" in on) echo true ;; off) echo false ;; *) echo "$1" ;; esac; }
+
+mode_testdev() {
+	local n p v w got rc=0 a
+	[ -n "$(testdev_nics)" ] || { echo "no test-device NIC (VMX_TESTDEV_NICS empty)"; return 1; }
+	n=$(testdev_nic_of "$DUT") || return 1
+	have_testdev || return 1
+	case " $(testdev_nics | xargs) " in *" $n "*) ;;
+	*) echo "DUT $DUT is $n, not a test-device NIC ($(testdev_nics | xargs))"; return 1 ;; esac
+	for n in $(testdev_nics); do
+		for w in ${VMX_TESTDEV_NICS}; do
+			[ "${w%%:*}" = "$n" ] || continue
+			IFS=, read -r -a a <<<"${w#*:}"
+			for p in "${a[@]}"; do
+				p=${p%%=*}
+				v=$(_qom_value "$(testdev_prop "$n" "$p")")
+				got=$(hmp "qom-get $n $p" | tr -d '\r')
+				echo "$n $p: $got (want $v)"
+				[ "$got" = "$v" ] || rc=1
+			done
+		done
+		testdev_stat "$n" violations >/dev/null || rc=1
+	done
+	return $rc
 }
 
 for m in $VMX_MODE; do
