@@ -171,9 +171,10 @@ G_ENV[msi]="VMX_MODE=msi testdev monitor"
 # the core and XDP suites fits in about 12 minutes; tdevfull runs them all.
 TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
-G_TESTS[tdev]="revision.sh link.sh ping.sh tcp.sh udp.sh ethtool.sh mtu.sh
-	reconfig.sh tx_linearize.sh xdp_basic.sh xdp_redirect.sh qstats_xdp.sh"
-G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
+G_TESTS[tdev]="load_unload.sh revision.sh link.sh ping.sh tcp.sh udp.sh
+	ethtool.sh offloads.sh mtu.sh reconfig.sh tx_linearize.sh xdp_basic.sh
+	xdp_redirect.sh xdp_features.sh qstats_xdp.sh"
+G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9;VMX_LOAD_LOOPS=5"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
 G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
