@@ -40,16 +40,26 @@ unplug() {
 }
 
 # ------------------------------------------------ under TCP and ping flood
+# dut_snmp PROTO FIELD: a counter of the DUT's netns /proc/net/snmp.
+dut_snmp() { snmp_field "$1" "$2" </proc/net/snmp; }
+# flowing ECHOS0 SEGS0: the peer's ping flood reached the DUT's stack (100
+# more echo requests) and the DUT's iperf3 sends (1000 more TCP segments).
+flowing() {
+	[ $(($(dut_snmp Icmp InEchos) - $1)) -ge 100 ] && [ $(($(dut_snmp Tcp OutSegs) - $2)) -ge 1000 ]
+}
 under_traffic() {
-	local ip ifl rc=0
+	local ip ifl rc=0 e0 s0
+	e0=$(dut_snmp Icmp InEchos); s0=$(dut_snmp Tcp OutSegs)
 	iperf_server_start 5201 || return 1
 	timeout 25 iperf3 -c "$PEER_IP" -t 12 >"$VMX_TMP/iperf.out" 2>&1 &
 	ip=$!
 	_vmx_bg+=("$ip")
 	bg_start pexec ping -f -W 1 "$DUT_IP"
 	ifl=$BG_PID
-	sleep 3
-	echo "before: $DUT tx_packets $(stat_of "$DUT" tx_packets), rx_packets $(stat_of "$DUT" rx_packets)"
+	# both kinds of traffic are flowing when the NIC goes
+	wait_for 30 flowing "$e0" "$s0" || rc=1
+	echo "before the unplug: Icmp InEchos +$(($(dut_snmp Icmp InEchos) - e0)) (ping flood)," \
+	     "Tcp OutSegs +$(($(dut_snmp Tcp OutSegs) - s0)) (iperf3); want at least 100 and 1000"
 	unplug "$DUT" || rc=1
 	wait "$ip"
 	echo "iperf3 exit status $? (an error is expected: its NIC went away)"

@@ -891,6 +891,16 @@ rx_reaches() { rx_probe "$@" || return 1; [ "$RX_CAP" -ge "$1" ] && [ "$RX_DRV" 
 # than N other frames may arrive meanwhile).
 rx_filtered() { rx_probe "$@" || return 1; [ "$RX_CAP" = 0 ] && [ "$RX_DRV" -lt "$1" ]; }
 
+# ---- H12 helpers ----
+# snmp_field PROTO FIELD: the FIELD column of the PROTO row ("Tcp",
+# "Icmp", "Udp", ...) of /proc/net/snmp text read on stdin. This netns:
+# snmp_field Tcp OutSegs </proc/net/snmp; the peer's:
+# pexec cat /proc/net/snmp | snmp_field Udp NoPorts.
+snmp_field() {
+	awk -v p="$1:" -v f="$2" '$1 == p { if (!h) { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 }
+		else for (i = 2; i <= NF; i++) if (n[i] == f) print $i }'
+}
+
 # ---- H13 test device helpers ----
 # The project's vmxnet3 test device (tools/testdev, tools/vm.sh --nic
 # vmxnet3t[:PROPS]): vm.sh exports VMX_TESTDEV_NICS="nicN:PROP=VAL,... ..."

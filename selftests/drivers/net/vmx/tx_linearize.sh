@@ -64,10 +64,7 @@ check "17 fragments (MAX_SKB_FRAGS): each of $N datagrams linearized, exact at t
 PG=/proc/net/pktgen
 pg() { echo "$2" >"$PG/$1"; }
 # peer_snmp PROTO FIELD: a counter of the peer netns' /proc/net/snmp.
-peer_snmp() {
-	pexec awk -v p="$1:" -v f="$2" '$1 == p { if (!h) { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 }
-		else for (i = 2; i <= NF; i++) if (n[i] == f) print $i }' /proc/net/snmp
-}
+peer_snmp() { pexec cat /proc/net/snmp | snmp_field "$1" "$2"; }
 # pg_frags FRAGS WANT_LINEARIZED: pktgen sends N 1000-byte UDP frames of
 # FRAGS fragments from the DUT to a port nobody listens on at the peer:
 # each must pass the peer's IPv4 checks and reach UDP (Udp NoPorts +N,
