@@ -70,6 +70,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_BAD_DESC,	/* completions that made no sense */
 	VMX_RXS_RUNT,		/* frames shorter than an Ethernet header */
 	VMX_RXS_DATA_RING,	/* frames copied from the RX data ring */
+	VMX_RXS_COPIED,		/* ring buffers copied out, page kept */
 	VMX_RXS_XDP_PACKETS,
 	VMX_RXS_XDP_DROP,
 	VMX_RXS_XDP_PASS,
@@ -148,6 +149,7 @@ struct vmx_rxq {
 	u16 headroom;		/* ring-0 frame offset in its page */
 	bool xdp;		/* XDP layout: programs may run here */
 	bool bad;		/* a bad completion was seen: reset pending */
+	bool copy;		/* every mapping bounced: never lend pages */
 	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct xdp_rxq_info xdp_rxq;

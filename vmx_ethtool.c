@@ -23,6 +23,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "drop",		VMX_RXS_DROP },
 	{ "bad_desc",		VMX_RXS_BAD_DESC },
 	{ "data_ring",		VMX_RXS_DATA_RING },
+	{ "copied",		VMX_RXS_COPIED },
 	{ "xdp_packets",	VMX_RXS_XDP_PACKETS },
 	{ "xdp_drop",		VMX_RXS_XDP_DROP },
 	{ "xdp_pass",		VMX_RXS_XDP_PASS },
