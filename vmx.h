@@ -252,6 +252,11 @@ struct vmx_base_stats {
 	u64 dev_rx[VMX_DEV_STATS];	/* struct vmx_rx_stats order */
 };
 
+/* Offsets in the configuration page (vmx_priv.conf) */
+#define VMX_CONF_RSS		0
+#define VMX_CONF_COAL		256
+#define VMX_CONF_PM		512
+
 struct vmx_priv {
 	struct net_device *netdev;
 	struct pci_dev *pdev;
@@ -291,8 +296,16 @@ struct vmx_priv {
 	struct work_struct event_work;
 	atomic_t events;
 	u32 link_speed;
-	u8 *rss_conf;		/* RSS configuration buffer */
-	dma_addr_t rss_conf_pa;
+	/* configuration buffers the device reads: RSS, coalescing, PM */
+	u8 *conf;
+	dma_addr_t conf_pa;
+	u8 rss_key[VMX_RSS_KEY_SIZE];
+	u8 rss_ind[VMX_RSS_IND_SIZE];
+	u32 rss_fields;		/* asked for with SET_RSS_FIELDS (rev 4+) */
+	u32 rss_granted;	/* what GET_RSS_FIELDS said was granted */
+	struct vmx_coal coal;	/* the user's scheme, if coal_set */
+	bool coal_set;
+	u32 wol;		/* WAKE_* the user enabled */
 
 	/* device counters: last value seen per queue, and running totals */
 	u64 dev_last_tx[VMX_MAX_TX_QUEUES][VMX_DEV_STATS];
@@ -428,5 +441,11 @@ static inline void vmx_txq_cadd(struct vmx_txq *txq, enum vmx_txq_stat s,
 
 void vmx_rxq_read_stats(struct vmx_rxq *rxq, u64 *out);
 void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out);
+
+/* vmx_drv.c: device configuration the ethtool side changes */
+void vmx_rss_update(struct vmx_priv *vp);
+u32 vmx_rss_fields_apply(struct vmx_priv *vp);
+void vmx_coal_apply(struct vmx_priv *vp);
+void vmx_coal_read(struct vmx_priv *vp, struct vmx_coal *out);
 
 #endif /* _VMX_H_ */

@@ -48,13 +48,18 @@ enum vmx_cmd {
 	VMX_CMD_UPDATE_MAC_FILTERS	= 0xcafe0004,
 	VMX_CMD_UPDATE_VLAN_FILTERS	= 0xcafe0005,
 	VMX_CMD_UPDATE_RSSIDT		= 0xcafe0006,
+	VMX_CMD_UPDATE_PMCFG		= 0xcafe0008,
 	VMX_CMD_UPDATE_FEATURE		= 0xcafe0009,
+	VMX_CMD_SET_COALESCE		= 0xcafe000e,	/* rev 3+ */
+	VMX_CMD_SET_RSS_FIELDS		= 0xcafe0010,	/* rev 4+ */
 
 	VMX_CMD_GET_QUEUE_STATUS	= 0xf00d0000,
 	VMX_CMD_GET_STATS		= 0xf00d0001,
 	VMX_CMD_GET_LINK		= 0xf00d0002,
 	VMX_CMD_GET_CONF_INTR		= 0xf00d0008,
 	VMX_CMD_GET_TXDATA_DESC_SIZE	= 0xf00d000a,	/* rev 3+ */
+	VMX_CMD_GET_COALESCE		= 0xf00d000b,	/* rev 3+ */
+	VMX_CMD_GET_RSS_FIELDS		= 0xf00d000c,	/* rev 4+ */
 	VMX_CMD_GET_MAX_QUEUES_CONF	= 0xf00d000f,	/* rev 6+ */
 };
 
@@ -138,6 +143,42 @@ struct vmx_var_desc {
 	__le64 conf_pa;
 };
 
+/* RSS configuration buffer (rssConfDesc) */
+#define VMX_RSS_CONF_LEN	176
+#define VMX_RSS_KEY_SIZE	40
+#define VMX_RSS_IND_SIZE	128
+#define VMX_RSS_HASH_ALL	0x0f	/* IPv4, TCP/IPv4, IPv6, TCP/IPv6 */
+#define VMX_RSS_FUNC_TOEPLITZ	1
+#define VMX_RSS_OFF_KEY		8
+#define VMX_RSS_OFF_IND		48
+
+/* SET_RSS_FIELDS / GET_RSS_FIELDS: L4 protocols hashed (rev 4+) */
+#define VMX_RSSF_TCP4		BIT(0)
+#define VMX_RSSF_TCP6		BIT(1)
+#define VMX_RSSF_UDP4		BIT(2)
+#define VMX_RSSF_UDP6		BIT(3)
+#define VMX_RSSF_ESP4		BIT(4)
+#define VMX_RSSF_ESP6		BIT(5)	/* rev 6+ */
+#define VMX_RSSF_DEFAULT	(VMX_RSSF_TCP4 | VMX_RSSF_TCP6)
+
+/* Interrupt coalescing scheme (SET_COALESCE / GET_COALESCE, rev 3+) */
+struct vmx_coal {
+	__le32 mode;
+	__le32 p[3];	/* rate: p[0] intr/s; static: TX, TX comp, RX depth */
+};
+
+#define VMX_COAL_DISABLED	0
+#define VMX_COAL_ADAPTIVE	1
+#define VMX_COAL_STATIC		2
+#define VMX_COAL_RATE		3
+#define VMX_COAL_RATE_MIN	100
+#define VMX_COAL_RATE_MAX	100000
+#define VMX_COAL_DEPTH_MAX	128
+
+/* Power-management buffer (pmConfDesc, UPDATE_PMCFG) */
+#define VMX_PM_CONF_LEN		920
+#define VMX_PM_WAKE_MAGIC	BIT(0)
+
 struct vmx_shared {
 	__le32 magic;
 	__le32 size;
@@ -174,7 +215,11 @@ struct vmx_shared {
 	struct vmx_var_desc plugin_conf;
 	__le32 ecr;
 	__le32 rsvd;
-	u8 cmd_info[16];
+	union {			/* parameters of some commands */
+		struct vmx_var_desc desc;	/* SET/GET_COALESCE */
+		__le32 rss_fields;		/* SET_RSS_FIELDS */
+		u8 raw[16];
+	} cmd_info;
 	u8 intr_conf_ext[80];
 };
 

@@ -649,22 +649,127 @@ static u64 vmx_upt_features(struct vmx_priv *vp, netdev_features_t f)
 	return upt;
 }
 
-static void vmx_write_rss(struct vmx_priv *vp)
+/* The indirection table spreads over every queue unless the user set one. */
+static void vmx_rss_default(struct vmx_priv *vp)
 {
-	u8 *c = vp->rss_conf;
 	u32 i;
 
-	memset(c, 0, 176);
-	put_unaligned_le16(0x0f, c);		/* IPv4, TCP/IPv4, IPv6, TCP/IPv6 */
-	put_unaligned_le16(1, c + 2);		/* Toeplitz */
-	put_unaligned_le16(40, c + 4);
-	put_unaligned_le16(128, c + 6);
-	netdev_rss_key_fill(c + 8, 40);
-	for (i = 0; i < 128; i++)
-		c[48 + i] = ethtool_rxfh_indir_default(i, vp->qs.nq);
+	if (netif_is_rxfh_configured(vp->netdev))
+		return;
+	for (i = 0; i < VMX_RSS_IND_SIZE; i++)
+		vp->rss_ind[i] = ethtool_rxfh_indir_default(i, vp->qs.nq);
+}
+
+static void vmx_write_rss(struct vmx_priv *vp)
+{
+	u8 *c = vp->conf + VMX_CONF_RSS;
+
+	vmx_rss_default(vp);
+	memset(c, 0, VMX_RSS_CONF_LEN);
+	put_unaligned_le16(VMX_RSS_HASH_ALL, c);
+	put_unaligned_le16(VMX_RSS_FUNC_TOEPLITZ, c + 2);
+	put_unaligned_le16(VMX_RSS_KEY_SIZE, c + 4);
+	put_unaligned_le16(VMX_RSS_IND_SIZE, c + 6);
+	memcpy(c + VMX_RSS_OFF_KEY, vp->rss_key, VMX_RSS_KEY_SIZE);
+	memcpy(c + VMX_RSS_OFF_IND, vp->rss_ind, VMX_RSS_IND_SIZE);
 	vp->shared->rss_conf.conf_ver = cpu_to_le32(1);
-	vp->shared->rss_conf.conf_len = cpu_to_le32(176);
-	vp->shared->rss_conf.conf_pa = cpu_to_le64(vp->rss_conf_pa);
+	vp->shared->rss_conf.conf_len = cpu_to_le32(VMX_RSS_CONF_LEN);
+	vp->shared->rss_conf.conf_pa = cpu_to_le64(vp->conf_pa +
+						   VMX_CONF_RSS);
+}
+
+/**
+ * vmx_rss_update() - give the device a changed key or indirection table
+ * @vp: device; under rtnl
+ *
+ * The table of a stopped device, or of one queue (RSS off), is only kept
+ * for the next activation.
+ */
+void vmx_rss_update(struct vmx_priv *vp)
+{
+	unsigned long flags;
+
+	vmx_rss_default(vp);
+	if (!test_bit(VMX_S_UP, &vp->state) || vp->qs.nq < 2)
+		return;
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vmx_write_rss(vp);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_RSSIDT);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
+/**
+ * vmx_rss_fields_apply() - ask the device to hash the L4 fields chosen
+ * @vp: device, revision 4 or later; under rtnl
+ *
+ * Return: the fields the device granted (all of them when it is stopped:
+ * they are asked for again at activation).
+ */
+u32 vmx_rss_fields_apply(struct vmx_priv *vp)
+{
+	unsigned long flags;
+
+	if (!test_bit(VMX_S_UP, &vp->state))
+		return vp->rss_fields;
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vp->shared->cmd_info.rss_fields = cpu_to_le32(vp->rss_fields);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_SET_RSS_FIELDS);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_GET_RSS_FIELDS);
+	vp->rss_granted = vmx_rd_vd(vp, VMX_REG_CMD);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+	return vp->rss_granted;
+}
+
+/* A command whose parameter is a configuration buffer in the conf page. */
+static void vmx_cmd_conf(struct vmx_priv *vp, u32 cmd, u32 off, u32 len)
+{
+	struct vmx_var_desc *d = &vp->shared->cmd_info.desc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	d->conf_ver = cpu_to_le32(1);
+	d->conf_len = cpu_to_le32(len);
+	d->conf_pa = cpu_to_le64(vp->conf_pa + off);
+	vmx_wr_vd(vp, VMX_REG_CMD, cmd);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
+/**
+ * vmx_coal_apply() - give the device the user's coalescing scheme
+ * @vp: device, revision 3 or later; under rtnl
+ *
+ * A stopped device gets it at activation. Nothing is sent until the user
+ * chose a scheme: the device keeps its own default.
+ */
+void vmx_coal_apply(struct vmx_priv *vp)
+{
+	if (!vp->coal_set || !test_bit(VMX_S_UP, &vp->state))
+		return;
+	memcpy(vp->conf + VMX_CONF_COAL, &vp->coal, sizeof(vp->coal));
+	vmx_cmd_conf(vp, VMX_CMD_SET_COALESCE, VMX_CONF_COAL,
+		     sizeof(vp->coal));
+}
+
+/**
+ * vmx_coal_read() - the coalescing scheme in effect
+ * @vp: device, revision 3 or later; under rtnl
+ * @out: the scheme
+ *
+ * The user's, else the device's own once it is running; adaptive (the
+ * device's default) before the first activation.
+ */
+void vmx_coal_read(struct vmx_priv *vp, struct vmx_coal *out)
+{
+	if (vp->coal_set) {
+		*out = vp->coal;
+	} else if (test_bit(VMX_S_UP, &vp->state)) {
+		vmx_cmd_conf(vp, VMX_CMD_GET_COALESCE, VMX_CONF_COAL,
+			     sizeof(*out));
+		memcpy(out, vp->conf + VMX_CONF_COAL, sizeof(*out));
+	} else {
+		memset(out, 0, sizeof(*out));
+		out->mode = cpu_to_le32(VMX_COAL_ADAPTIVE);
+	}
 }
 
 static void vmx_write_shared(struct vmx_priv *vp)
@@ -753,6 +858,12 @@ static int vmx_up(struct vmx_priv *vp)
 	/* the device reloads its permanent address on activation */
 	vmx_write_mac(vp, vp->netdev->dev_addr);
 	set_bit(VMX_S_UP, &vp->state);
+	if (vp->rev >= 3)
+		vmx_coal_apply(vp);
+	if (vp->rev >= 4 && vp->rss_fields != VMX_RSSF_DEFAULT &&
+	    vmx_rss_fields_apply(vp) != vp->rss_fields)
+		netdev_warn(vp->netdev, "device granted RSS fields %#x of %#x\n",
+			    vp->rss_granted, vp->rss_fields);
 	vmx_fold_dev_stats(vp, true);
 
 	for (q = 0; q < qs->nq; q++) {
@@ -1294,8 +1405,8 @@ static void vmx_free_dma(struct vmx_priv *vp)
 {
 	struct device *dev = &vp->pdev->dev;
 
-	if (vp->rss_conf)
-		dma_free_coherent(dev, 256, vp->rss_conf, vp->rss_conf_pa);
+	if (vp->conf)
+		dma_free_coherent(dev, PAGE_SIZE, vp->conf, vp->conf_pa);
 	if (vp->mf_table)
 		dma_free_coherent(dev, PAGE_SIZE, vp->mf_table,
 				  vp->mf_table_pa);
@@ -1317,9 +1428,9 @@ static int vmx_alloc_dma(struct vmx_priv *vp)
 				       &vp->qdesc_pa, GFP_KERNEL);
 	vp->mf_table = dma_alloc_coherent(dev, PAGE_SIZE, &vp->mf_table_pa,
 					  GFP_KERNEL);
-	vp->rss_conf = dma_alloc_coherent(dev, 256, &vp->rss_conf_pa,
-					  GFP_KERNEL);
-	if (!vp->shared || !vp->qdesc || !vp->mf_table || !vp->rss_conf)
+	vp->conf = dma_alloc_coherent(dev, PAGE_SIZE, &vp->conf_pa,
+				      GFP_KERNEL);
+	if (!vp->shared || !vp->qdesc || !vp->mf_table || !vp->conf)
 		return -ENOMEM;
 	return 0;
 }
@@ -1392,6 +1503,10 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vp->qs.rx_size[0] = VMX_DEF_RX_RING0;
 	vp->qs.rx_size[1] = VMX_DEF_RX_RING1;
 	vp->qs.mtu = nd->mtu;
+	netdev_rss_key_fill(vp->rss_key, sizeof(vp->rss_key));
+	vp->rss_fields = VMX_RSSF_DEFAULT;
+	vp->rss_granted = VMX_RSSF_DEFAULT;
+	device_set_wakeup_capable(&pdev->dev, true);
 	err = vmx_set_real_queues(vp, vp->qs.nq);
 	if (err)
 		goto err_napi;
@@ -1480,12 +1595,80 @@ static void vmx_shutdown(struct pci_dev *pdev)
 	rtnl_unlock();
 }
 
+/*
+ * Wake-up configuration for the device, sent before it loses power. The
+ * shared area is registered again in case the interface never came up.
+ */
+static void vmx_write_pm(struct vmx_priv *vp)
+{
+	u8 *c = vp->conf + VMX_CONF_PM;
+
+	memset(c, 0, VMX_PM_CONF_LEN);
+	if (vp->wol & WAKE_MAGIC)
+		put_unaligned_le16(VMX_PM_WAKE_MAGIC, c);
+	vp->shared->pm_conf.conf_ver = cpu_to_le32(1);
+	vp->shared->pm_conf.conf_len = cpu_to_le32(VMX_PM_CONF_LEN);
+	vp->shared->pm_conf.conf_pa = cpu_to_le64(vp->conf_pa + VMX_CONF_PM);
+	vmx_wr_vd(vp, VMX_REG_DSAL, lower_32_bits(vp->shared_pa));
+	vmx_wr_vd(vp, VMX_REG_DSAH, upper_32_bits(vp->shared_pa));
+	vmx_cmd_nr(vp, VMX_CMD_UPDATE_PMCFG);
+}
+
+/*
+ * Suspend and hibernate: the interface is closed as by ip link set down
+ * (its counters fold into the base, the XDP program stays attached to the
+ * device), and opened again with the same configuration on resume.
+ */
+static int vmx_suspend(struct device *dev)
+{
+	struct vmx_priv *vp = dev_get_drvdata(dev);
+	struct net_device *nd = vp->netdev;
+
+	cancel_work_sync(&vp->reset_work);
+	rtnl_lock();
+	netif_device_detach(nd);
+	if (netif_running(nd))
+		vmx_stop(nd);
+	vmx_write_pm(vp);
+	rtnl_unlock();
+	device_set_wakeup_enable(dev, !!vp->wol);
+	return 0;
+}
+
+static int vmx_resume(struct device *dev)
+{
+	struct vmx_priv *vp = dev_get_drvdata(dev);
+	struct net_device *nd = vp->netdev;
+	u32 rev = vp->rev;
+	int err;
+
+	rtnl_lock();
+	/* the device may have lost power: negotiate as at probe */
+	err = vmx_negotiate(vp);
+	if (!err && vp->rev != rev) {
+		netdev_err(nd, "device revision changed across suspend (%u to %u)\n",
+			   rev, vp->rev);
+		err = -ENODEV;
+	}
+	if (!err && netif_running(nd))
+		err = vmx_open(nd);
+	if (!err)
+		netif_device_attach(nd);
+	else
+		netdev_err(nd, "resume failed: %d\n", err);
+	rtnl_unlock();
+	return err;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(vmx_pm_ops, vmx_suspend, vmx_resume);
+
 static struct pci_driver vmx_pci_driver = {
 	.name		= VMX_DRV_NAME,
 	.id_table	= vmx_pci_tbl,
 	.probe		= vmx_probe,
 	.remove		= vmx_remove,
 	.shutdown	= vmx_shutdown,
+	.driver.pm	= pm_sleep_ptr(&vmx_pm_ops),
 };
 /*
  * The in-tree vmxnet3 claims the same device. Loading vmx takes only free
