@@ -277,6 +277,8 @@ struct vmx_priv {
 	u32 max_tx_queues;	/* TX queues the device takes (stack + XDP) */
 	u32 txdata_size;
 	u32 rxdata_size;
+	u32 caps;		/* rev 7+: DCR0 capabilities granted */
+	u32 db_tx, db_rx, db_rx2;	/* doorbell offsets in BAR0 */
 
 	enum vmx_intr_type intr_type;
 	u8 mask_mode;
@@ -330,6 +332,19 @@ static inline void vmx_wr_vd(struct vmx_priv *vp, u32 reg, u32 val)
 static inline void vmx_wr_pt(struct vmx_priv *vp, u32 reg, u32 val)
 {
 	writel(val, vp->pt + reg);
+}
+
+/* The doorbells: where they are depends on the LARGE_BAR capability. */
+static inline void vmx_db_txprod(struct vmx_priv *vp, u32 q, u32 val)
+{
+	vmx_wr_pt(vp, vp->db_tx + 8 * q, val);
+}
+
+static inline void vmx_db_rxprod(struct vmx_priv *vp, u32 q, u32 fill0,
+				 u32 fill1)
+{
+	vmx_wr_pt(vp, vp->db_rx + 8 * q, fill0);
+	vmx_wr_pt(vp, vp->db_rx2 + 8 * q, fill1);
 }
 
 static inline void vmx_mask_vec(struct vmx_priv *vp, u32 vec, bool mask)

@@ -830,6 +830,20 @@ static void vmx_update_link(struct vmx_priv *vp)
 	}
 }
 
+/* rev 7+: tell the device the buffer sizes of the rings (ring 0 HEAD only). */
+static void vmx_set_ring_buf_sizes(struct vmx_priv *vp)
+{
+	const struct vmx_rxq *rxq = &vp->qs.rxq[0];
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	memset(&vp->shared->cmd_info, 0, sizeof(vp->shared->cmd_info));
+	vp->shared->cmd_info.buf_size[0] = cpu_to_le16(rxq->ring[0].buf_len);
+	vp->shared->cmd_info.buf_size[2] = cpu_to_le16(rxq->ring[1].buf_len);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_SET_RING_BUFFER_SIZE);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
 /* Activate the device with the current queue set. Called under rtnl. */
 static int vmx_up(struct vmx_priv *vp)
 {
@@ -858,6 +872,8 @@ static int vmx_up(struct vmx_priv *vp)
 	/* the device reloads its permanent address on activation */
 	vmx_write_mac(vp, vp->netdev->dev_addr);
 	set_bit(VMX_S_UP, &vp->state);
+	if (vp->rev >= 7)
+		vmx_set_ring_buf_sizes(vp);
 	if (vp->rev >= 3)
 		vmx_coal_apply(vp);
 	if (vp->rev >= 4 && vp->rss_fields != VMX_RSSF_DEFAULT &&
@@ -867,8 +883,8 @@ static int vmx_up(struct vmx_priv *vp)
 	vmx_fold_dev_stats(vp, true);
 
 	for (q = 0; q < qs->nq; q++) {
-		vmx_wr_pt(vp, VMX_REG_RXPROD(q), qs->rxq[q].ring[0].fill);
-		vmx_wr_pt(vp, VMX_REG_RXPROD2(q), qs->rxq[q].ring[1].fill);
+		vmx_db_rxprod(vp, q, qs->rxq[q].ring[0].fill,
+			      qs->rxq[q].ring[1].fill);
 	}
 	netif_addr_lock_bh(vp->netdev);
 	vmx_apply_rx_mode(vp);
@@ -1373,6 +1389,44 @@ static int vmx_negotiate(struct vmx_priv *vp)
 	return 0;
 }
 
+/*
+ * rev 7+: ask for the capabilities vmx uses among those offered (and, for
+ * the RSS fields, allowed by pass-through): large-BAR doorbells and UDP /
+ * ESP hashing. Out-of-order RX completions are not asked for: the RX path
+ * returns buffers in ring order. Only what was asked for is trusted.
+ */
+static void vmx_negotiate_caps(struct vmx_priv *vp)
+{
+	u32 dcr, ptcr, want = 0, rss;
+
+	vp->caps = 0;
+	vp->db_tx = VMX_REG_TXPROD;
+	vp->db_rx = VMX_REG_RXPROD;
+	vp->db_rx2 = VMX_REG_RXPROD2;
+	if (vp->rev < 7)
+		return;
+	dcr = vmx_rd_vd(vp, VMX_REG_DCR0);
+	ptcr = vmx_rd_vd(vp, VMX_REG_PTCR0);
+	if ((dcr & VMX_CAP_LARGE_BAR) &&
+	    pci_resource_len(vp->pdev, VMX_BAR_PT) >=
+	    VMX_REG_RXPROD2_LB + 8 * VMX_MAX_RX_QUEUES)
+		want |= VMX_CAP_LARGE_BAR;
+	rss = dcr & (VMX_CAP_UDP_RSS | VMX_CAP_ESP_RSS_IPV4 |
+		     VMX_CAP_ESP_RSS_IPV6);
+	if (!(ptcr & VMX_CAP_PT_ALLOWED))
+		rss &= ptcr;
+	want |= rss;
+	vmx_wr_vd(vp, VMX_REG_DCR0, want);
+	vp->caps = vmx_cmd(vp, VMX_CMD_GET_DCR0_REG) & want;
+	if (vp->caps & VMX_CAP_LARGE_BAR) {
+		vp->db_tx = VMX_REG_TXPROD_LB;
+		vp->db_rx = VMX_REG_RXPROD_LB;
+		vp->db_rx2 = VMX_REG_RXPROD2_LB;
+	}
+	dev_info(&vp->pdev->dev, "capabilities offered %#x (pass-through %#x), asked %#x, granted %#x\n",
+		 dcr, ptcr, want, vp->caps);
+}
+
 static void vmx_query_limits(struct vmx_priv *vp)
 {
 	u32 v, maxtx = VMX_MAX_TX_QUEUES, maxrx = VMX_MAX_RX_QUEUES;
@@ -1381,12 +1435,17 @@ static void vmx_query_limits(struct vmx_priv *vp)
 	vp->rxdata_size = 0;
 	vp->max_mtu = VMX_MAX_MTU;
 	if (vp->rev >= 3) {
-		v = FIELD_GET(VMX_TXDATA_SIZE,
-			      vmx_cmd(vp, VMX_CMD_GET_TXDATA_DESC_SIZE));
+		u32 sizes = vmx_cmd(vp, VMX_CMD_GET_TXDATA_DESC_SIZE);
+
+		v = FIELD_GET(VMX_TXDATA_SIZE, sizes);
 		if (v >= VMX_TXDATA_DESC_SIZE && v <= VMX_TXDATA_DESC_MAX &&
 		    !(v % 64))
 			vp->txdata_size = v;
 		vp->rxdata_size = VMX_RXDATA_DESC_SIZE;
+		/* rev 9: the device suggests the RX data ring size, 0 = none */
+		v = FIELD_GET(VMX_RXDATA_SIZE, sizes);
+		if (vp->rev >= 9 && v <= VMX_RXDATA_DESC_MAX && !(v % 64))
+			vp->rxdata_size = v;
 	}
 	if (vp->rev >= 6) {
 		vp->max_mtu = VMX_MAX_MTU_REV6;
@@ -1433,6 +1492,21 @@ static int vmx_alloc_dma(struct vmx_priv *vp)
 	if (!vp->shared || !vp->qdesc || !vp->mf_table || !vp->conf)
 		return -ENOMEM;
 	return 0;
+}
+
+/* rev 9: offloads the host forbids are not offered, and the log says so. */
+static void vmx_disabled_offloads(struct vmx_priv *vp, struct net_device *nd)
+{
+	u32 off = vmx_cmd(vp, VMX_CMD_GET_DISABLED_OFFLOADS);
+
+	if (off & VMX_DISABLED_TSO) {
+		nd->hw_features &= ~(NETIF_F_TSO | NETIF_F_TSO6);
+		dev_info(&vp->pdev->dev, "the device disabled TSO\n");
+	}
+	if (off & VMX_DISABLED_LRO) {
+		nd->hw_features &= ~NETIF_F_LRO;
+		dev_info(&vp->pdev->dev, "the device disabled LRO\n");
+	}
 }
 
 static const char *const vmx_intr_names[] = {
@@ -1484,6 +1558,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vmx_alloc_dma(vp);
 	if (err)
 		goto err_free_dma;
+	vmx_negotiate_caps(vp);
 	vmx_query_limits(vp);
 
 	conf = vmx_cmd(vp, VMX_CMD_GET_CONF_INTR);
@@ -1535,6 +1610,8 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			  NETIF_F_HW_VLAN_CTAG_RX | NETIF_F_HW_VLAN_CTAG_FILTER;
 	if (vp->max_queues > 1)
 		nd->hw_features |= NETIF_F_RXHASH;
+	if (vp->rev >= 9)
+		vmx_disabled_offloads(vp, nd);
 	nd->features = nd->hw_features | NETIF_F_HIGHDMA;
 	nd->vlan_features = nd->hw_features &
 			    ~(NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_CTAG_RX |

@@ -184,6 +184,14 @@ static int vmx_set_ringparam(struct net_device *nd,
 			       VMX_RING_SIZE_ALIGN, VMX_MIN_RING, VMX_RING_MAX);
 		return -EINVAL;
 	}
+	/* from revision 7 every ring is a power of two (as Linux keeps it) */
+	if (vp->rev >= 7 && (!is_power_of_2(rp->rx_pending) ||
+			     !is_power_of_2(rp->rx_jumbo_pending) ||
+			     !is_power_of_2(rp->tx_pending))) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "from device revision 7 ring sizes must be powers of two");
+		return -EINVAL;
+	}
 	if (rp->rx_pending == want.rx_size[0] &&
 	    rp->rx_jumbo_pending == want.rx_size[1] &&
 	    rp->tx_pending == want.tx_size)
@@ -471,6 +479,18 @@ static u32 vmx_rss_field(u32 flow_type)
 	}
 }
 
+/* rev 7+: the DCR0 capability a hashed field needs (TCP needs none) */
+static u32 vmx_rss_cap(u32 bit)
+{
+	if (bit & (VMX_RSSF_UDP4 | VMX_RSSF_UDP6))
+		return VMX_CAP_UDP_RSS;
+	if (bit & VMX_RSSF_ESP4)
+		return VMX_CAP_ESP_RSS_IPV4;
+	if (bit & VMX_RSSF_ESP6)
+		return VMX_CAP_ESP_RSS_IPV6;
+	return 0;
+}
+
 #define VMX_RXH_IP	(RXH_IP_SRC | RXH_IP_DST)
 #define VMX_RXH_L4	(RXH_L4_B_0_1 | RXH_L4_B_2_3)
 
@@ -532,6 +552,12 @@ static int vmx_set_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info)
 	}
 	if (!bit)
 		return 0;
+	if (vp->rev >= 7 && vmx_rss_cap(bit) &&
+	    !(vp->caps & vmx_rss_cap(bit))) {
+		netdev_info(nd, "rx-flow-hash: the device did not grant the capability (DCR0 %#x)\n",
+			    vmx_rss_cap(bit));
+		return -EOPNOTSUPP;
+	}
 	if (vp->rev < 4 || (bit == VMX_RSSF_ESP6 && vp->rev < 6)) {
 		netdev_info(nd, "rx-flow-hash: choosing hashed fields needs device revision %u (this device: %u)\n",
 			    bit == VMX_RSSF_ESP6 ? 6 : 4, vp->rev);

@@ -379,8 +379,7 @@ void vmx_rxq_kick(struct vmx_rxq *rxq)
 
 	if (!READ_ONCE(vmx_rxq_desc(vp, rxq->qid)->update_prod))
 		return;
-	vmx_wr_pt(vp, VMX_REG_RXPROD(rxq->qid), rxq->ring[0].fill);
-	vmx_wr_pt(vp, VMX_REG_RXPROD2(rxq->qid), rxq->ring[1].fill);
+	vmx_db_rxprod(vp, rxq->qid, rxq->ring[0].fill, rxq->ring[1].fill);
 }
 
 /**
