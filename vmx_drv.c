@@ -664,7 +664,6 @@ static void vmx_write_rss(struct vmx_priv *vp)
 {
 	u8 *c = vp->conf + VMX_CONF_RSS;
 
-	vmx_rss_default(vp);
 	memset(c, 0, VMX_RSS_CONF_LEN);
 	put_unaligned_le16(VMX_RSS_HASH_ALL, c);
 	put_unaligned_le16(VMX_RSS_FUNC_TOEPLITZ, c + 2);
@@ -682,6 +681,8 @@ static void vmx_write_rss(struct vmx_priv *vp)
  * vmx_rss_update() - give the device a changed key or indirection table
  * @vp: device; under rtnl
  *
+ * Called from the set_rxfh operation, before the ethtool core marks the
+ * table as the user's: the table in @vp is taken as it is.
  * The table of a stopped device, or of one queue (RSS off), is only kept
  * for the next activation.
  */
@@ -689,7 +690,6 @@ void vmx_rss_update(struct vmx_priv *vp)
 {
 	unsigned long flags;
 
-	vmx_rss_default(vp);
 	if (!test_bit(VMX_S_UP, &vp->state) || vp->qs.nq < 2)
 		return;
 	spin_lock_irqsave(&vp->cmd_lock, flags);
@@ -799,8 +799,10 @@ static void vmx_write_shared(struct vmx_priv *vp)
 	sh->event_intr_idx = vp->event_vec;
 	memset(sh->mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
 	sh->intr_ctrl = cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
-	if (vp->qs.nq > 1)
+	if (vp->qs.nq > 1) {
+		vmx_rss_default(vp);
 		vmx_write_rss(vp);
+	}
 
 	for (q = 0; q < ntx; q++)
 		vmx_txq_write_desc(&qs->txq[q], vmx_txq_desc(vp, q),
