@@ -146,7 +146,7 @@ else
 fi
 
 # ---------------------------------------------------------------- rx-flow-hash
-fh() { ethtool -n "$DUT" rx-flow-hash "$1" | tr '\n' ' '; }
+fh() { ethtool -n "$DUT" rx-flow-hash "$1" | tr '\n' ' '; echo; }
 check "rx-flow-hash tcp4: addresses and ports" eval 'fh tcp4; fh tcp4 | grep -q "L4 bytes 0 & 1"'
 if [ "$REV" -lt 4 ]; then
 	check "rx-flow-hash udp4 sdfn refused below revision 4, with a message" refused ethtool -N "$DUT" rx-flow-hash udp4 sdfn
