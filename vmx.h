@@ -70,6 +70,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_BAD_DESC,	/* completions that made no sense */
 	VMX_RXS_RUNT,		/* frames shorter than an Ethernet header */
 	VMX_RXS_DATA_RING,	/* frames copied from the RX data ring */
+	VMX_RXS_COPIED,		/* ring buffers copied out, page kept */
 	VMX_RXS_XDP_PACKETS,
 	VMX_RXS_XDP_DROP,
 	VMX_RXS_XDP_PASS,
@@ -148,6 +149,7 @@ struct vmx_rxq {
 	u16 headroom;		/* ring-0 frame offset in its page */
 	bool xdp;		/* XDP layout: programs may run here */
 	bool bad;		/* a bad completion was seen: reset pending */
+	bool copy;		/* every mapping bounced: never lend pages */
 	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct xdp_rxq_info xdp_rxq;
@@ -250,6 +252,11 @@ struct vmx_base_stats {
 	u64 dev_rx[VMX_DEV_STATS];	/* struct vmx_rx_stats order */
 };
 
+/* Offsets in the configuration page (vmx_priv.conf) */
+#define VMX_CONF_RSS		0
+#define VMX_CONF_COAL		256
+#define VMX_CONF_PM		512
+
 struct vmx_priv {
 	struct net_device *netdev;
 	struct pci_dev *pdev;
@@ -270,6 +277,8 @@ struct vmx_priv {
 	u32 max_tx_queues;	/* TX queues the device takes (stack + XDP) */
 	u32 txdata_size;
 	u32 rxdata_size;
+	u32 caps;		/* rev 7+: DCR0 capabilities granted */
+	u32 db_tx, db_rx, db_rx2;	/* doorbell offsets in BAR0 */
 
 	enum vmx_intr_type intr_type;
 	u8 mask_mode;
@@ -289,8 +298,16 @@ struct vmx_priv {
 	struct work_struct event_work;
 	atomic_t events;
 	u32 link_speed;
-	u8 *rss_conf;		/* RSS configuration buffer */
-	dma_addr_t rss_conf_pa;
+	/* configuration buffers the device reads: RSS, coalescing, PM */
+	u8 *conf;
+	dma_addr_t conf_pa;
+	u8 rss_key[VMX_RSS_KEY_SIZE];
+	u8 rss_ind[VMX_RSS_IND_SIZE];
+	u32 rss_fields;		/* asked for with SET_RSS_FIELDS (rev 4+) */
+	u32 rss_granted;	/* what GET_RSS_FIELDS said was granted */
+	struct vmx_coal coal;	/* the user's scheme, if coal_set */
+	bool coal_set;
+	u32 wol;		/* WAKE_* the user enabled */
 
 	/* device counters: last value seen per queue, and running totals */
 	u64 dev_last_tx[VMX_MAX_TX_QUEUES][VMX_DEV_STATS];
@@ -315,6 +332,19 @@ static inline void vmx_wr_vd(struct vmx_priv *vp, u32 reg, u32 val)
 static inline void vmx_wr_pt(struct vmx_priv *vp, u32 reg, u32 val)
 {
 	writel(val, vp->pt + reg);
+}
+
+/* The doorbells: where they are depends on the LARGE_BAR capability. */
+static inline void vmx_db_txprod(struct vmx_priv *vp, u32 q, u32 val)
+{
+	vmx_wr_pt(vp, vp->db_tx + 8 * q, val);
+}
+
+static inline void vmx_db_rxprod(struct vmx_priv *vp, u32 q, u32 fill0,
+				 u32 fill1)
+{
+	vmx_wr_pt(vp, vp->db_rx + 8 * q, fill0);
+	vmx_wr_pt(vp, vp->db_rx2 + 8 * q, fill1);
 }
 
 static inline void vmx_mask_vec(struct vmx_priv *vp, u32 vec, bool mask)
@@ -426,5 +456,11 @@ static inline void vmx_txq_cadd(struct vmx_txq *txq, enum vmx_txq_stat s,
 
 void vmx_rxq_read_stats(struct vmx_rxq *rxq, u64 *out);
 void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out);
+
+/* vmx_drv.c: device configuration the ethtool side changes */
+void vmx_rss_update(struct vmx_priv *vp);
+u32 vmx_rss_fields_apply(struct vmx_priv *vp);
+void vmx_coal_apply(struct vmx_priv *vp);
+void vmx_coal_read(struct vmx_priv *vp, struct vmx_coal *out);
 
 #endif /* _VMX_H_ */

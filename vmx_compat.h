@@ -94,6 +94,11 @@
  * only a constant string: it gets @short_msg and the formatted text goes to
  * the kernel log.
  */
+/* 6.8: get_rxfh/set_rxfh take struct ethtool_rxfh_param (and an extack) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define VMX_HAVE_RXFH_PARAM 1
+#endif
+
 #ifdef NL_SET_ERR_MSG_FMT_MOD
 #define vmx_extack_fmt(extack, short_msg, fmt, args...) \
 	NL_SET_ERR_MSG_FMT_MOD(extack, fmt, ##args)

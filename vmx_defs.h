@@ -32,12 +32,26 @@
 #define VMX_REG_MACH		0x30	/* MAC bytes 4..5 */
 #define VMX_REG_ICR		0x38	/* INTx cause */
 #define VMX_REG_ECR		0x40	/* event acknowledge (write 1 to clear) */
+#define VMX_REG_DCR0		0x48	/* rev 7+: capabilities offered/requested */
+#define VMX_REG_PTCR0		0x88	/* rev 7+: pass-through capabilities */
+
+/* DCR0 / PTCR0 capability bits (rev 7+) */
+#define VMX_CAP_UDP_RSS		BIT(0)
+#define VMX_CAP_ESP_RSS_IPV4	BIT(1)
+#define VMX_CAP_ESP_RSS_IPV6	BIT(9)
+#define VMX_CAP_LARGE_BAR	BIT(16)
+#define VMX_CAP_OOORX_COMP	BIT(17)
+#define VMX_CAP_PT_ALLOWED	BIT(31)	/* PTCR0: every capability allowed */
 
 /* BAR0 ("PT") registers */
 #define VMX_REG_IMR(i)		(0x000 + 8 * (i))	/* 1 = vector masked */
-#define VMX_REG_TXPROD(q)	(0x600 + 8 * (q))
-#define VMX_REG_RXPROD(q)	(0x800 + 8 * (q))
-#define VMX_REG_RXPROD2(q)	(0xa00 + 8 * (q))
+#define VMX_REG_TXPROD		0x600	/* + 8 * queue */
+#define VMX_REG_RXPROD		0x800
+#define VMX_REG_RXPROD2		0xa00
+/* rev 7+ with LARGE_BAR granted: the doorbells move */
+#define VMX_REG_TXPROD_LB	0x1000
+#define VMX_REG_RXPROD_LB	0x1400
+#define VMX_REG_RXPROD2_LB	0x1800
 
 /* Commands written to VMX_REG_CMD */
 enum vmx_cmd {
@@ -48,14 +62,22 @@ enum vmx_cmd {
 	VMX_CMD_UPDATE_MAC_FILTERS	= 0xcafe0004,
 	VMX_CMD_UPDATE_VLAN_FILTERS	= 0xcafe0005,
 	VMX_CMD_UPDATE_RSSIDT		= 0xcafe0006,
+	VMX_CMD_UPDATE_PMCFG		= 0xcafe0008,
 	VMX_CMD_UPDATE_FEATURE		= 0xcafe0009,
+	VMX_CMD_SET_COALESCE		= 0xcafe000e,	/* rev 3+ */
+	VMX_CMD_SET_RSS_FIELDS		= 0xcafe0010,	/* rev 4+ */
+	VMX_CMD_SET_RING_BUFFER_SIZE	= 0xcafe0013,	/* rev 7+ */
 
 	VMX_CMD_GET_QUEUE_STATUS	= 0xf00d0000,
 	VMX_CMD_GET_STATS		= 0xf00d0001,
 	VMX_CMD_GET_LINK		= 0xf00d0002,
 	VMX_CMD_GET_CONF_INTR		= 0xf00d0008,
 	VMX_CMD_GET_TXDATA_DESC_SIZE	= 0xf00d000a,	/* rev 3+ */
+	VMX_CMD_GET_COALESCE		= 0xf00d000b,	/* rev 3+ */
+	VMX_CMD_GET_RSS_FIELDS		= 0xf00d000c,	/* rev 4+ */
 	VMX_CMD_GET_MAX_QUEUES_CONF	= 0xf00d000f,	/* rev 6+ */
+	VMX_CMD_GET_DCR0_REG		= 0xf00d0012,	/* rev 7+ */
+	VMX_CMD_GET_DISABLED_OFFLOADS	= 0xf00d0014,	/* rev 9 */
 };
 
 /* GET_LINK result */
@@ -75,6 +97,11 @@ enum vmx_cmd {
 
 /* GET_TXDATA_DESC_SIZE result */
 #define VMX_TXDATA_SIZE		GENMASK(15, 0)
+#define VMX_RXDATA_SIZE		GENMASK(31, 16)	/* rev 9 */
+
+/* GET_DISABLED_OFFLOADS result (rev 9) */
+#define VMX_DISABLED_TSO	BIT(0)
+#define VMX_DISABLED_LRO	BIT(1)
 
 /* GET_MAX_QUEUES_CONF result */
 #define VMX_MAXQ_TX		GENMASK(7, 0)
@@ -109,7 +136,7 @@ enum vmx_cmd {
 #define VMX_SHARED_MAGIC	0xbabefee1
 
 /* Limits */
-#define VMX_REV_MAX		6	/* highest revision vmx implements */
+#define VMX_REV_MAX		9	/* highest revision vmx implements */
 #define VMX_MAX_TX_QUEUES	8
 #define VMX_MAX_RX_QUEUES	8
 #define VMX_MAX_INTRS		25
@@ -125,6 +152,7 @@ enum vmx_cmd {
 #define VMX_TXDATA_DESC_SIZE	128	/* fixed before rev 3 */
 #define VMX_TXDATA_DESC_MAX	2048
 #define VMX_RXDATA_DESC_SIZE	128
+#define VMX_RXDATA_DESC_MAX	2048
 #define VMX_RX_MAX_BUF		16383
 #define VMX_MIN_MTU		60
 #define VMX_MAX_MTU		9000
@@ -137,6 +165,42 @@ struct vmx_var_desc {
 	__le32 conf_len;
 	__le64 conf_pa;
 };
+
+/* RSS configuration buffer (rssConfDesc) */
+#define VMX_RSS_CONF_LEN	176
+#define VMX_RSS_KEY_SIZE	40
+#define VMX_RSS_IND_SIZE	128
+#define VMX_RSS_HASH_ALL	0x0f	/* IPv4, TCP/IPv4, IPv6, TCP/IPv6 */
+#define VMX_RSS_FUNC_TOEPLITZ	1
+#define VMX_RSS_OFF_KEY		8
+#define VMX_RSS_OFF_IND		48
+
+/* SET_RSS_FIELDS / GET_RSS_FIELDS: L4 protocols hashed (rev 4+) */
+#define VMX_RSSF_TCP4		BIT(0)
+#define VMX_RSSF_TCP6		BIT(1)
+#define VMX_RSSF_UDP4		BIT(2)
+#define VMX_RSSF_UDP6		BIT(3)
+#define VMX_RSSF_ESP4		BIT(4)
+#define VMX_RSSF_ESP6		BIT(5)	/* rev 6+ */
+#define VMX_RSSF_DEFAULT	(VMX_RSSF_TCP4 | VMX_RSSF_TCP6)
+
+/* Interrupt coalescing scheme (SET_COALESCE / GET_COALESCE, rev 3+) */
+struct vmx_coal {
+	__le32 mode;
+	__le32 p[3];	/* rate: p[0] intr/s; static: TX, TX comp, RX depth */
+};
+
+#define VMX_COAL_DISABLED	0
+#define VMX_COAL_ADAPTIVE	1
+#define VMX_COAL_STATIC		2
+#define VMX_COAL_RATE		3
+#define VMX_COAL_RATE_MIN	100
+#define VMX_COAL_RATE_MAX	100000
+#define VMX_COAL_DEPTH_MAX	128
+
+/* Power-management buffer (pmConfDesc, UPDATE_PMCFG) */
+#define VMX_PM_CONF_LEN		920
+#define VMX_PM_WAKE_MAGIC	BIT(0)
 
 struct vmx_shared {
 	__le32 magic;
@@ -174,7 +238,12 @@ struct vmx_shared {
 	struct vmx_var_desc plugin_conf;
 	__le32 ecr;
 	__le32 rsvd;
-	u8 cmd_info[16];
+	union {			/* parameters of some commands */
+		struct vmx_var_desc desc;	/* SET/GET_COALESCE */
+		__le32 rss_fields;		/* SET_RSS_FIELDS */
+		__le16 buf_size[4];		/* SET_RING_BUFFER_SIZE */
+		u8 raw[16];
+	} cmd_info;
 	u8 intr_conf_ext[80];
 };
 

@@ -649,22 +649,127 @@ static u64 vmx_upt_features(struct vmx_priv *vp, netdev_features_t f)
 	return upt;
 }
 
-static void vmx_write_rss(struct vmx_priv *vp)
+/* The indirection table spreads over every queue unless the user set one. */
+static void vmx_rss_default(struct vmx_priv *vp)
 {
-	u8 *c = vp->rss_conf;
 	u32 i;
 
-	memset(c, 0, 176);
-	put_unaligned_le16(0x0f, c);		/* IPv4, TCP/IPv4, IPv6, TCP/IPv6 */
-	put_unaligned_le16(1, c + 2);		/* Toeplitz */
-	put_unaligned_le16(40, c + 4);
-	put_unaligned_le16(128, c + 6);
-	netdev_rss_key_fill(c + 8, 40);
-	for (i = 0; i < 128; i++)
-		c[48 + i] = ethtool_rxfh_indir_default(i, vp->qs.nq);
+	if (netif_is_rxfh_configured(vp->netdev))
+		return;
+	for (i = 0; i < VMX_RSS_IND_SIZE; i++)
+		vp->rss_ind[i] = ethtool_rxfh_indir_default(i, vp->qs.nq);
+}
+
+static void vmx_write_rss(struct vmx_priv *vp)
+{
+	u8 *c = vp->conf + VMX_CONF_RSS;
+
+	memset(c, 0, VMX_RSS_CONF_LEN);
+	put_unaligned_le16(VMX_RSS_HASH_ALL, c);
+	put_unaligned_le16(VMX_RSS_FUNC_TOEPLITZ, c + 2);
+	put_unaligned_le16(VMX_RSS_KEY_SIZE, c + 4);
+	put_unaligned_le16(VMX_RSS_IND_SIZE, c + 6);
+	memcpy(c + VMX_RSS_OFF_KEY, vp->rss_key, VMX_RSS_KEY_SIZE);
+	memcpy(c + VMX_RSS_OFF_IND, vp->rss_ind, VMX_RSS_IND_SIZE);
 	vp->shared->rss_conf.conf_ver = cpu_to_le32(1);
-	vp->shared->rss_conf.conf_len = cpu_to_le32(176);
-	vp->shared->rss_conf.conf_pa = cpu_to_le64(vp->rss_conf_pa);
+	vp->shared->rss_conf.conf_len = cpu_to_le32(VMX_RSS_CONF_LEN);
+	vp->shared->rss_conf.conf_pa = cpu_to_le64(vp->conf_pa +
+						   VMX_CONF_RSS);
+}
+
+/**
+ * vmx_rss_update() - give the device a changed key or indirection table
+ * @vp: device; under rtnl
+ *
+ * Called from the set_rxfh operation, before the ethtool core marks the
+ * table as the user's: the table in @vp is taken as it is.
+ * The table of a stopped device, or of one queue (RSS off), is only kept
+ * for the next activation.
+ */
+void vmx_rss_update(struct vmx_priv *vp)
+{
+	unsigned long flags;
+
+	if (!test_bit(VMX_S_UP, &vp->state) || vp->qs.nq < 2)
+		return;
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vmx_write_rss(vp);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_UPDATE_RSSIDT);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
+/**
+ * vmx_rss_fields_apply() - ask the device to hash the L4 fields chosen
+ * @vp: device, revision 4 or later; under rtnl
+ *
+ * Return: the fields the device granted (all of them when it is stopped:
+ * they are asked for again at activation).
+ */
+u32 vmx_rss_fields_apply(struct vmx_priv *vp)
+{
+	unsigned long flags;
+
+	if (!test_bit(VMX_S_UP, &vp->state))
+		return vp->rss_fields;
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	vp->shared->cmd_info.rss_fields = cpu_to_le32(vp->rss_fields);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_SET_RSS_FIELDS);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_GET_RSS_FIELDS);
+	vp->rss_granted = vmx_rd_vd(vp, VMX_REG_CMD);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+	return vp->rss_granted;
+}
+
+/* A command whose parameter is a configuration buffer in the conf page. */
+static void vmx_cmd_conf(struct vmx_priv *vp, u32 cmd, u32 off, u32 len)
+{
+	struct vmx_var_desc *d = &vp->shared->cmd_info.desc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	d->conf_ver = cpu_to_le32(1);
+	d->conf_len = cpu_to_le32(len);
+	d->conf_pa = cpu_to_le64(vp->conf_pa + off);
+	vmx_wr_vd(vp, VMX_REG_CMD, cmd);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
+}
+
+/**
+ * vmx_coal_apply() - give the device the user's coalescing scheme
+ * @vp: device, revision 3 or later; under rtnl
+ *
+ * A stopped device gets it at activation. Nothing is sent until the user
+ * chose a scheme: the device keeps its own default.
+ */
+void vmx_coal_apply(struct vmx_priv *vp)
+{
+	if (!vp->coal_set || !test_bit(VMX_S_UP, &vp->state))
+		return;
+	memcpy(vp->conf + VMX_CONF_COAL, &vp->coal, sizeof(vp->coal));
+	vmx_cmd_conf(vp, VMX_CMD_SET_COALESCE, VMX_CONF_COAL,
+		     sizeof(vp->coal));
+}
+
+/**
+ * vmx_coal_read() - the coalescing scheme in effect
+ * @vp: device, revision 3 or later; under rtnl
+ * @out: the scheme
+ *
+ * The user's, else the device's own once it is running; adaptive (the
+ * device's default) before the first activation.
+ */
+void vmx_coal_read(struct vmx_priv *vp, struct vmx_coal *out)
+{
+	if (vp->coal_set) {
+		*out = vp->coal;
+	} else if (test_bit(VMX_S_UP, &vp->state)) {
+		vmx_cmd_conf(vp, VMX_CMD_GET_COALESCE, VMX_CONF_COAL,
+			     sizeof(*out));
+		memcpy(out, vp->conf + VMX_CONF_COAL, sizeof(*out));
+	} else {
+		memset(out, 0, sizeof(*out));
+		out->mode = cpu_to_le32(VMX_COAL_ADAPTIVE);
+	}
 }
 
 static void vmx_write_shared(struct vmx_priv *vp)
@@ -694,8 +799,10 @@ static void vmx_write_shared(struct vmx_priv *vp)
 	sh->event_intr_idx = vp->event_vec;
 	memset(sh->mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
 	sh->intr_ctrl = cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
-	if (vp->qs.nq > 1)
+	if (vp->qs.nq > 1) {
+		vmx_rss_default(vp);
 		vmx_write_rss(vp);
+	}
 
 	for (q = 0; q < ntx; q++)
 		vmx_txq_write_desc(&qs->txq[q], vmx_txq_desc(vp, q),
@@ -723,6 +830,20 @@ static void vmx_update_link(struct vmx_priv *vp)
 		netif_carrier_off(nd);
 		netif_tx_stop_all_queues(nd);
 	}
+}
+
+/* rev 7+: tell the device the buffer sizes of the rings (ring 0 HEAD only). */
+static void vmx_set_ring_buf_sizes(struct vmx_priv *vp)
+{
+	const struct vmx_rxq *rxq = &vp->qs.rxq[0];
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->cmd_lock, flags);
+	memset(&vp->shared->cmd_info, 0, sizeof(vp->shared->cmd_info));
+	vp->shared->cmd_info.buf_size[0] = cpu_to_le16(rxq->ring[0].buf_len);
+	vp->shared->cmd_info.buf_size[2] = cpu_to_le16(rxq->ring[1].buf_len);
+	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_SET_RING_BUFFER_SIZE);
+	spin_unlock_irqrestore(&vp->cmd_lock, flags);
 }
 
 /* Activate the device with the current queue set. Called under rtnl. */
@@ -753,11 +874,19 @@ static int vmx_up(struct vmx_priv *vp)
 	/* the device reloads its permanent address on activation */
 	vmx_write_mac(vp, vp->netdev->dev_addr);
 	set_bit(VMX_S_UP, &vp->state);
+	if (vp->rev >= 7)
+		vmx_set_ring_buf_sizes(vp);
+	if (vp->rev >= 3)
+		vmx_coal_apply(vp);
+	if (vp->rev >= 4 && vp->rss_fields != VMX_RSSF_DEFAULT &&
+	    vmx_rss_fields_apply(vp) != vp->rss_fields)
+		netdev_warn(vp->netdev, "device granted RSS fields %#x of %#x\n",
+			    vp->rss_granted, vp->rss_fields);
 	vmx_fold_dev_stats(vp, true);
 
 	for (q = 0; q < qs->nq; q++) {
-		vmx_wr_pt(vp, VMX_REG_RXPROD(q), qs->rxq[q].ring[0].fill);
-		vmx_wr_pt(vp, VMX_REG_RXPROD2(q), qs->rxq[q].ring[1].fill);
+		vmx_db_rxprod(vp, q, qs->rxq[q].ring[0].fill,
+			      qs->rxq[q].ring[1].fill);
 	}
 	netif_addr_lock_bh(vp->netdev);
 	vmx_apply_rx_mode(vp);
@@ -1262,6 +1391,44 @@ static int vmx_negotiate(struct vmx_priv *vp)
 	return 0;
 }
 
+/*
+ * rev 7+: ask for the capabilities vmx uses among those offered (and, for
+ * the RSS fields, allowed by pass-through): large-BAR doorbells and UDP /
+ * ESP hashing. Out-of-order RX completions are not asked for: the RX path
+ * returns buffers in ring order. Only what was asked for is trusted.
+ */
+static void vmx_negotiate_caps(struct vmx_priv *vp)
+{
+	u32 dcr, ptcr, want = 0, rss;
+
+	vp->caps = 0;
+	vp->db_tx = VMX_REG_TXPROD;
+	vp->db_rx = VMX_REG_RXPROD;
+	vp->db_rx2 = VMX_REG_RXPROD2;
+	if (vp->rev < 7)
+		return;
+	dcr = vmx_rd_vd(vp, VMX_REG_DCR0);
+	ptcr = vmx_rd_vd(vp, VMX_REG_PTCR0);
+	if ((dcr & VMX_CAP_LARGE_BAR) &&
+	    pci_resource_len(vp->pdev, VMX_BAR_PT) >=
+	    VMX_REG_RXPROD2_LB + 8 * VMX_MAX_RX_QUEUES)
+		want |= VMX_CAP_LARGE_BAR;
+	rss = dcr & (VMX_CAP_UDP_RSS | VMX_CAP_ESP_RSS_IPV4 |
+		     VMX_CAP_ESP_RSS_IPV6);
+	if (!(ptcr & VMX_CAP_PT_ALLOWED))
+		rss &= ptcr;
+	want |= rss;
+	vmx_wr_vd(vp, VMX_REG_DCR0, want);
+	vp->caps = vmx_cmd(vp, VMX_CMD_GET_DCR0_REG) & want;
+	if (vp->caps & VMX_CAP_LARGE_BAR) {
+		vp->db_tx = VMX_REG_TXPROD_LB;
+		vp->db_rx = VMX_REG_RXPROD_LB;
+		vp->db_rx2 = VMX_REG_RXPROD2_LB;
+	}
+	dev_info(&vp->pdev->dev, "capabilities offered %#x (pass-through %#x), asked %#x, granted %#x\n",
+		 dcr, ptcr, want, vp->caps);
+}
+
 static void vmx_query_limits(struct vmx_priv *vp)
 {
 	u32 v, maxtx = VMX_MAX_TX_QUEUES, maxrx = VMX_MAX_RX_QUEUES;
@@ -1270,12 +1437,17 @@ static void vmx_query_limits(struct vmx_priv *vp)
 	vp->rxdata_size = 0;
 	vp->max_mtu = VMX_MAX_MTU;
 	if (vp->rev >= 3) {
-		v = FIELD_GET(VMX_TXDATA_SIZE,
-			      vmx_cmd(vp, VMX_CMD_GET_TXDATA_DESC_SIZE));
+		u32 sizes = vmx_cmd(vp, VMX_CMD_GET_TXDATA_DESC_SIZE);
+
+		v = FIELD_GET(VMX_TXDATA_SIZE, sizes);
 		if (v >= VMX_TXDATA_DESC_SIZE && v <= VMX_TXDATA_DESC_MAX &&
 		    !(v % 64))
 			vp->txdata_size = v;
 		vp->rxdata_size = VMX_RXDATA_DESC_SIZE;
+		/* rev 9: the device suggests the RX data ring size, 0 = none */
+		v = FIELD_GET(VMX_RXDATA_SIZE, sizes);
+		if (vp->rev >= 9 && v <= VMX_RXDATA_DESC_MAX && !(v % 64))
+			vp->rxdata_size = v;
 	}
 	if (vp->rev >= 6) {
 		vp->max_mtu = VMX_MAX_MTU_REV6;
@@ -1294,8 +1466,8 @@ static void vmx_free_dma(struct vmx_priv *vp)
 {
 	struct device *dev = &vp->pdev->dev;
 
-	if (vp->rss_conf)
-		dma_free_coherent(dev, 256, vp->rss_conf, vp->rss_conf_pa);
+	if (vp->conf)
+		dma_free_coherent(dev, PAGE_SIZE, vp->conf, vp->conf_pa);
 	if (vp->mf_table)
 		dma_free_coherent(dev, PAGE_SIZE, vp->mf_table,
 				  vp->mf_table_pa);
@@ -1317,11 +1489,26 @@ static int vmx_alloc_dma(struct vmx_priv *vp)
 				       &vp->qdesc_pa, GFP_KERNEL);
 	vp->mf_table = dma_alloc_coherent(dev, PAGE_SIZE, &vp->mf_table_pa,
 					  GFP_KERNEL);
-	vp->rss_conf = dma_alloc_coherent(dev, 256, &vp->rss_conf_pa,
-					  GFP_KERNEL);
-	if (!vp->shared || !vp->qdesc || !vp->mf_table || !vp->rss_conf)
+	vp->conf = dma_alloc_coherent(dev, PAGE_SIZE, &vp->conf_pa,
+				      GFP_KERNEL);
+	if (!vp->shared || !vp->qdesc || !vp->mf_table || !vp->conf)
 		return -ENOMEM;
 	return 0;
+}
+
+/* rev 9: offloads the host forbids are not offered, and the log says so. */
+static void vmx_disabled_offloads(struct vmx_priv *vp, struct net_device *nd)
+{
+	u32 off = vmx_cmd(vp, VMX_CMD_GET_DISABLED_OFFLOADS);
+
+	if (off & VMX_DISABLED_TSO) {
+		nd->hw_features &= ~(NETIF_F_TSO | NETIF_F_TSO6);
+		dev_info(&vp->pdev->dev, "the device disabled TSO\n");
+	}
+	if (off & VMX_DISABLED_LRO) {
+		nd->hw_features &= ~NETIF_F_LRO;
+		dev_info(&vp->pdev->dev, "the device disabled LRO\n");
+	}
 }
 
 static const char *const vmx_intr_names[] = {
@@ -1373,6 +1560,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vmx_alloc_dma(vp);
 	if (err)
 		goto err_free_dma;
+	vmx_negotiate_caps(vp);
 	vmx_query_limits(vp);
 
 	conf = vmx_cmd(vp, VMX_CMD_GET_CONF_INTR);
@@ -1392,6 +1580,10 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vp->qs.rx_size[0] = VMX_DEF_RX_RING0;
 	vp->qs.rx_size[1] = VMX_DEF_RX_RING1;
 	vp->qs.mtu = nd->mtu;
+	netdev_rss_key_fill(vp->rss_key, sizeof(vp->rss_key));
+	vp->rss_fields = VMX_RSSF_DEFAULT;
+	vp->rss_granted = VMX_RSSF_DEFAULT;
+	device_set_wakeup_capable(&pdev->dev, true);
 	err = vmx_set_real_queues(vp, vp->qs.nq);
 	if (err)
 		goto err_napi;
@@ -1420,6 +1612,8 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			  NETIF_F_HW_VLAN_CTAG_RX | NETIF_F_HW_VLAN_CTAG_FILTER;
 	if (vp->max_queues > 1)
 		nd->hw_features |= NETIF_F_RXHASH;
+	if (vp->rev >= 9)
+		vmx_disabled_offloads(vp, nd);
 	nd->features = nd->hw_features | NETIF_F_HIGHDMA;
 	nd->vlan_features = nd->hw_features &
 			    ~(NETIF_F_HW_VLAN_CTAG_TX | NETIF_F_HW_VLAN_CTAG_RX |
@@ -1480,12 +1674,80 @@ static void vmx_shutdown(struct pci_dev *pdev)
 	rtnl_unlock();
 }
 
+/*
+ * Wake-up configuration for the device, sent before it loses power. The
+ * shared area is registered again in case the interface never came up.
+ */
+static void vmx_write_pm(struct vmx_priv *vp)
+{
+	u8 *c = vp->conf + VMX_CONF_PM;
+
+	memset(c, 0, VMX_PM_CONF_LEN);
+	if (vp->wol & WAKE_MAGIC)
+		put_unaligned_le16(VMX_PM_WAKE_MAGIC, c);
+	vp->shared->pm_conf.conf_ver = cpu_to_le32(1);
+	vp->shared->pm_conf.conf_len = cpu_to_le32(VMX_PM_CONF_LEN);
+	vp->shared->pm_conf.conf_pa = cpu_to_le64(vp->conf_pa + VMX_CONF_PM);
+	vmx_wr_vd(vp, VMX_REG_DSAL, lower_32_bits(vp->shared_pa));
+	vmx_wr_vd(vp, VMX_REG_DSAH, upper_32_bits(vp->shared_pa));
+	vmx_cmd_nr(vp, VMX_CMD_UPDATE_PMCFG);
+}
+
+/*
+ * Suspend and hibernate: the interface is closed as by ip link set down
+ * (its counters fold into the base, the XDP program stays attached to the
+ * device), and opened again with the same configuration on resume.
+ */
+static int vmx_suspend(struct device *dev)
+{
+	struct vmx_priv *vp = dev_get_drvdata(dev);
+	struct net_device *nd = vp->netdev;
+
+	cancel_work_sync(&vp->reset_work);
+	rtnl_lock();
+	netif_device_detach(nd);
+	if (netif_running(nd))
+		vmx_stop(nd);
+	vmx_write_pm(vp);
+	rtnl_unlock();
+	device_set_wakeup_enable(dev, !!vp->wol);
+	return 0;
+}
+
+static int vmx_resume(struct device *dev)
+{
+	struct vmx_priv *vp = dev_get_drvdata(dev);
+	struct net_device *nd = vp->netdev;
+	u32 rev = vp->rev;
+	int err;
+
+	rtnl_lock();
+	/* the device may have lost power: negotiate as at probe */
+	err = vmx_negotiate(vp);
+	if (!err && vp->rev != rev) {
+		netdev_err(nd, "device revision changed across suspend (%u to %u)\n",
+			   rev, vp->rev);
+		err = -ENODEV;
+	}
+	if (!err && netif_running(nd))
+		err = vmx_open(nd);
+	if (!err)
+		netif_device_attach(nd);
+	else
+		netdev_err(nd, "resume failed: %d\n", err);
+	rtnl_unlock();
+	return err;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(vmx_pm_ops, vmx_suspend, vmx_resume);
+
 static struct pci_driver vmx_pci_driver = {
 	.name		= VMX_DRV_NAME,
 	.id_table	= vmx_pci_tbl,
 	.probe		= vmx_probe,
 	.remove		= vmx_remove,
 	.shutdown	= vmx_shutdown,
+	.driver.pm	= pm_sleep_ptr(&vmx_pm_ops),
 };
 /*
  * The in-tree vmxnet3 claims the same device. Loading vmx takes only free

@@ -23,6 +23,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "drop",		VMX_RXS_DROP },
 	{ "bad_desc",		VMX_RXS_BAD_DESC },
 	{ "data_ring",		VMX_RXS_DATA_RING },
+	{ "copied",		VMX_RXS_COPIED },
 	{ "xdp_packets",	VMX_RXS_XDP_PACKETS },
 	{ "xdp_drop",		VMX_RXS_XDP_DROP },
 	{ "xdp_pass",		VMX_RXS_XDP_PASS },
@@ -183,6 +184,14 @@ static int vmx_set_ringparam(struct net_device *nd,
 			       VMX_RING_SIZE_ALIGN, VMX_MIN_RING, VMX_RING_MAX);
 		return -EINVAL;
 	}
+	/* from revision 7 every ring is a power of two (as Linux keeps it) */
+	if (vp->rev >= 7 && (!is_power_of_2(rp->rx_pending) ||
+			     !is_power_of_2(rp->rx_jumbo_pending) ||
+			     !is_power_of_2(rp->tx_pending))) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "from device revision 7 ring sizes must be powers of two");
+		return -EINVAL;
+	}
 	if (rp->rx_pending == want.rx_size[0] &&
 	    rp->rx_jumbo_pending == want.rx_size[1] &&
 	    rp->tx_pending == want.tx_size)
@@ -273,7 +282,394 @@ static int vmx_reset(struct net_device *nd, u32 *flags)
 	return 0;
 }
 
+/* ---- interrupt coalescing (rev 3+) ---- */
+
+/*
+ * The device's schemes map onto ethtool's fields one at a time:
+ * adaptive-rx on: adaptive; rx-usecs N: rate-based, one interrupt per N us
+ * at most (10..10000); rx-frames / tx-frames / tx-frames-irq: static
+ * depths (1..128, the ones not given 64); all zero: no coalescing.
+ */
+#define VMX_COAL_DEF_DEPTH	64
+
+static int vmx_get_coalesce(struct net_device *nd, struct ethtool_coalesce *ec,
+			    struct kernel_ethtool_coalesce *kec,
+			    struct netlink_ext_ack *extack)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	struct vmx_coal c;
+	u32 rate;
+
+	if (vp->rev < 3) {
+		vmx_extack_fmt(extack, "coalescing needs device revision 3",
+			       "coalescing needs device revision 3 (this device: %u)",
+			       vp->rev);
+		return -EOPNOTSUPP;
+	}
+	vmx_coal_read(vp, &c);
+	switch (le32_to_cpu(c.mode)) {
+	case VMX_COAL_ADAPTIVE:
+		ec->use_adaptive_rx_coalesce = 1;
+		break;
+	case VMX_COAL_RATE:
+		rate = le32_to_cpu(c.p[0]);
+		ec->rx_coalesce_usecs = rate ? USEC_PER_SEC / rate : 0;
+		break;
+	case VMX_COAL_STATIC:
+		ec->tx_max_coalesced_frames = le32_to_cpu(c.p[0]);
+		ec->tx_max_coalesced_frames_irq = le32_to_cpu(c.p[1]);
+		ec->rx_max_coalesced_frames = le32_to_cpu(c.p[2]);
+		break;
+	}
+	return 0;
+}
+
+static u32 vmx_coal_depth(u32 v)
+{
+	return v ? v : VMX_COAL_DEF_DEPTH;
+}
+
+static int vmx_set_coalesce(struct net_device *nd, struct ethtool_coalesce *ec,
+			    struct kernel_ethtool_coalesce *kec,
+			    struct netlink_ext_ack *extack)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	bool frames = ec->rx_max_coalesced_frames ||
+		      ec->tx_max_coalesced_frames ||
+		      ec->tx_max_coalesced_frames_irq;
+	bool usecs = ec->rx_coalesce_usecs;
+	struct vmx_coal c = { };
+
+	if (vp->rev < 3) {
+		vmx_extack_fmt(extack, "coalescing needs device revision 3",
+			       "coalescing needs device revision 3 (this device: %u)",
+			       vp->rev);
+		return -EOPNOTSUPP;
+	}
+	if (ec->use_adaptive_rx_coalesce + usecs + frames > 1) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "one scheme at a time: adaptive-rx, rx-usecs (rate) or frame counts (static)");
+		return -EINVAL;
+	}
+	if (ec->use_adaptive_rx_coalesce) {
+		c.mode = cpu_to_le32(VMX_COAL_ADAPTIVE);
+	} else if (usecs) {
+		u32 rate = USEC_PER_SEC / ec->rx_coalesce_usecs;
+
+		if (rate < VMX_COAL_RATE_MIN || rate > VMX_COAL_RATE_MAX) {
+			vmx_extack_fmt(extack, "rx-usecs out of range",
+				       "rx-usecs must be %u..%u (the device takes %u..%u interrupts/s)",
+				       (u32)(USEC_PER_SEC / VMX_COAL_RATE_MAX),
+				       (u32)(USEC_PER_SEC / VMX_COAL_RATE_MIN),
+				       VMX_COAL_RATE_MIN, VMX_COAL_RATE_MAX);
+			return -EINVAL;
+		}
+		c.mode = cpu_to_le32(VMX_COAL_RATE);
+		c.p[0] = cpu_to_le32(rate);
+	} else if (frames) {
+		if (ec->rx_max_coalesced_frames > VMX_COAL_DEPTH_MAX ||
+		    ec->tx_max_coalesced_frames > VMX_COAL_DEPTH_MAX ||
+		    ec->tx_max_coalesced_frames_irq > VMX_COAL_DEPTH_MAX) {
+			vmx_extack_fmt(extack, "frame counts out of range",
+				       "frame counts must be at most %u",
+				       VMX_COAL_DEPTH_MAX);
+			return -EINVAL;
+		}
+		c.mode = cpu_to_le32(VMX_COAL_STATIC);
+		c.p[0] = cpu_to_le32(vmx_coal_depth(ec->tx_max_coalesced_frames));
+		c.p[1] = cpu_to_le32(vmx_coal_depth(ec->tx_max_coalesced_frames_irq));
+		c.p[2] = cpu_to_le32(vmx_coal_depth(ec->rx_max_coalesced_frames));
+	} else {
+		c.mode = cpu_to_le32(VMX_COAL_DISABLED);
+	}
+	vp->coal = c;
+	vp->coal_set = true;
+	vmx_coal_apply(vp);
+	return 0;
+}
+
+/* ---- RSS: key, indirection table, hashed fields ---- */
+
+static u32 vmx_get_rxfh_key_size(struct net_device *nd)
+{
+	return VMX_RSS_KEY_SIZE;
+}
+
+static u32 vmx_get_rxfh_indir_size(struct net_device *nd)
+{
+	return VMX_RSS_IND_SIZE;
+}
+
+static void vmx_rxfh_read(struct vmx_priv *vp, u32 *indir, u8 *key)
+{
+	u32 i;
+
+	if (!netif_is_rxfh_configured(vp->netdev))
+		for (i = 0; i < VMX_RSS_IND_SIZE; i++)
+			vp->rss_ind[i] = ethtool_rxfh_indir_default(i,
+								    vp->qs.nq);
+	if (indir)
+		for (i = 0; i < VMX_RSS_IND_SIZE; i++)
+			indir[i] = vp->rss_ind[i];
+	if (key)
+		memcpy(key, vp->rss_key, VMX_RSS_KEY_SIZE);
+}
+
+/* Toeplitz only; entries below the queue count (the ethtool core checks). */
+static int vmx_rxfh_write(struct vmx_priv *vp, const u32 *indir,
+			  const u8 *key, u8 hfunc,
+			  struct netlink_ext_ack *extack)
+{
+	u32 i;
+
+	if (hfunc != ETH_RSS_HASH_NO_CHANGE && hfunc != ETH_RSS_HASH_TOP) {
+		NL_SET_ERR_MSG_MOD(extack, "the device hashes with Toeplitz only");
+		return -EOPNOTSUPP;
+	}
+	if (indir)
+		for (i = 0; i < VMX_RSS_IND_SIZE; i++)
+			vp->rss_ind[i] = indir[i];
+	if (key)
+		memcpy(vp->rss_key, key, VMX_RSS_KEY_SIZE);
+	vmx_rss_update(vp);
+	return 0;
+}
+
+#ifdef VMX_HAVE_RXFH_PARAM
+static int vmx_get_rxfh(struct net_device *nd, struct ethtool_rxfh_param *p)
+{
+	p->hfunc = ETH_RSS_HASH_TOP;
+	vmx_rxfh_read(netdev_priv(nd), p->indir, p->key);
+	return 0;
+}
+
+static int vmx_set_rxfh(struct net_device *nd, struct ethtool_rxfh_param *p,
+			struct netlink_ext_ack *extack)
+{
+	return vmx_rxfh_write(netdev_priv(nd), p->indir, p->key, p->hfunc,
+			      extack);
+}
+#else
+static int vmx_get_rxfh(struct net_device *nd, u32 *indir, u8 *key, u8 *hfunc)
+{
+	if (hfunc)
+		*hfunc = ETH_RSS_HASH_TOP;
+	vmx_rxfh_read(netdev_priv(nd), indir, key);
+	return 0;
+}
+
+static int vmx_set_rxfh(struct net_device *nd, const u32 *indir,
+			const u8 *key, const u8 hfunc)
+{
+	return vmx_rxfh_write(netdev_priv(nd), indir, key, hfunc, NULL);
+}
+#endif
+
+/* The SET_RSS_FIELDS bit of a flow type, or 0 when it has none. */
+static u32 vmx_rss_field(u32 flow_type)
+{
+	switch (flow_type) {
+	case TCP_V4_FLOW:	return VMX_RSSF_TCP4;
+	case TCP_V6_FLOW:	return VMX_RSSF_TCP6;
+	case UDP_V4_FLOW:	return VMX_RSSF_UDP4;
+	case UDP_V6_FLOW:	return VMX_RSSF_UDP6;
+	case ESP_V4_FLOW:	return VMX_RSSF_ESP4;
+	case ESP_V6_FLOW:	return VMX_RSSF_ESP6;
+	default:		return 0;
+	}
+}
+
+/* rev 7+: the DCR0 capability a hashed field needs (TCP needs none) */
+static u32 vmx_rss_cap(u32 bit)
+{
+	if (bit & (VMX_RSSF_UDP4 | VMX_RSSF_UDP6))
+		return VMX_CAP_UDP_RSS;
+	if (bit & VMX_RSSF_ESP4)
+		return VMX_CAP_ESP_RSS_IPV4;
+	if (bit & VMX_RSSF_ESP6)
+		return VMX_CAP_ESP_RSS_IPV6;
+	return 0;
+}
+
+#define VMX_RXH_IP	(RXH_IP_SRC | RXH_IP_DST)
+#define VMX_RXH_L4	(RXH_L4_B_0_1 | RXH_L4_B_2_3)
+
+static bool vmx_flow_is_ip(u32 flow_type)
+{
+	switch (flow_type) {
+	case TCP_V4_FLOW: case UDP_V4_FLOW: case ESP_V4_FLOW: case AH_V4_FLOW:
+	case AH_ESP_V4_FLOW: case SCTP_V4_FLOW: case IPV4_FLOW:
+	case TCP_V6_FLOW: case UDP_V6_FLOW: case ESP_V6_FLOW: case AH_V6_FLOW:
+	case AH_ESP_V6_FLOW: case SCTP_V6_FLOW: case IPV6_FLOW:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int vmx_get_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info,
+			 u32 *rules)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u32 bit;
+
+	switch (info->cmd) {
+	case ETHTOOL_GRXRINGS:
+		info->data = vp->qs.nq;
+		return 0;
+	case ETHTOOL_GRXFH:
+		if (!vmx_flow_is_ip(info->flow_type))
+			return -EINVAL;
+		info->data = VMX_RXH_IP;
+		bit = vmx_rss_field(info->flow_type);
+		if (bit & (vp->rev >= 4 ? vp->rss_granted : VMX_RSSF_DEFAULT))
+			info->data |= VMX_RXH_L4;
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/*
+ * ethtool -N DEV rx-flow-hash FLOW sd|sdfn: addresses are always hashed;
+ * the ports (the SPI for ESP) of TCP, UDP and ESP can be added or removed
+ * from revision 4 (ESP over IPv6 from 6), as far as the device grants.
+ */
+static int vmx_set_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u32 bit, old = vp->rss_fields;
+
+	if (info->cmd != ETHTOOL_SRXFH)
+		return -EOPNOTSUPP;
+	if (!vmx_flow_is_ip(info->flow_type))
+		return -EINVAL;
+	bit = vmx_rss_field(info->flow_type);
+	if (info->data != VMX_RXH_IP &&
+	    (!bit || info->data != (VMX_RXH_IP | VMX_RXH_L4))) {
+		netdev_info(nd, "rx-flow-hash: only sd, or sdfn for TCP, UDP and ESP\n");
+		return -EINVAL;
+	}
+	if (!bit)
+		return 0;
+	if (vp->rev >= 7 && vmx_rss_cap(bit) &&
+	    !(vp->caps & vmx_rss_cap(bit))) {
+		netdev_info(nd, "rx-flow-hash: the device did not grant the capability (DCR0 %#x)\n",
+			    vmx_rss_cap(bit));
+		return -EOPNOTSUPP;
+	}
+	if (vp->rev < 4 || (bit == VMX_RSSF_ESP6 && vp->rev < 6)) {
+		netdev_info(nd, "rx-flow-hash: choosing hashed fields needs device revision %u (this device: %u)\n",
+			    bit == VMX_RSSF_ESP6 ? 6 : 4, vp->rev);
+		return -EOPNOTSUPP;
+	}
+	if (info->data & VMX_RXH_L4)
+		vp->rss_fields |= bit;
+	else
+		vp->rss_fields &= ~bit;
+	if (vp->rss_fields == old)
+		return 0;
+	if ((vmx_rss_fields_apply(vp) & bit) != (vp->rss_fields & bit)) {
+		netdev_info(nd, "rx-flow-hash: the device did not grant the change (fields %#x asked, %#x in effect)\n",
+			    vp->rss_fields, vp->rss_granted);
+		vp->rss_fields = old;
+		vmx_rss_fields_apply(vp);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* ---- register dump (ethtool -d) ---- */
+
+/*
+ * Layout version 1, u32 words: revision, VRRS, UVRS, MACL, MACH, ECR,
+ * queue pairs, XDP TX queues, state bits; then per TX queue fill, posted,
+ * clean, comp_next, size, bad; per RX queue ring 0 fill, cons, size,
+ * ring 1 fill, cons, size, comp_next, comp_size, bad. The BAR0 doorbells
+ * are write-only and not read.
+ */
+#define VMX_REGS_HEAD	9
+#define VMX_REGS_TXQ	6
+#define VMX_REGS_RXQ	9
+
+static int vmx_get_regs_len(struct net_device *nd)
+{
+	return (VMX_REGS_HEAD + VMX_MAX_TX_QUEUES * VMX_REGS_TXQ +
+		VMX_MAX_RX_QUEUES * VMX_REGS_RXQ) * sizeof(u32);
+}
+
+static void vmx_get_regs(struct net_device *nd, struct ethtool_regs *regs,
+			 void *p)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	u32 *w = p, q;
+
+	memset(p, 0, vmx_get_regs_len(nd));
+	regs->version = 1;
+	*w++ = vp->rev;
+	*w++ = vmx_rd_vd(vp, VMX_REG_VRRS);
+	*w++ = vmx_rd_vd(vp, VMX_REG_UVRS);
+	*w++ = vmx_rd_vd(vp, VMX_REG_MACL);
+	*w++ = vmx_rd_vd(vp, VMX_REG_MACH);
+	*w++ = vmx_rd_vd(vp, VMX_REG_ECR);
+	*w++ = vp->qs.nq;
+	*w++ = vp->qs.nxdp;
+	*w++ = vp->state;
+	for (q = 0; q < vmx_ntxq(vp); q++) {
+		struct vmx_txq *t = &vp->qs.txq[q];
+
+		*w++ = t->fill;
+		*w++ = t->posted;
+		*w++ = t->clean;
+		*w++ = t->comp_next;
+		*w++ = t->size;
+		*w++ = t->bad;
+	}
+	w = (u32 *)p + VMX_REGS_HEAD + VMX_MAX_TX_QUEUES * VMX_REGS_TXQ;
+	for (q = 0; q < vmx_nrxq(vp); q++) {
+		struct vmx_rxq *r = &vp->qs.rxq[q];
+
+		*w++ = r->ring[0].fill;
+		*w++ = r->ring[0].cons;
+		*w++ = r->ring[0].size;
+		*w++ = r->ring[1].fill;
+		*w++ = r->ring[1].cons;
+		*w++ = r->ring[1].size;
+		*w++ = r->comp_next;
+		*w++ = r->comp_size;
+		*w++ = r->bad;
+	}
+}
+
+/* ---- Wake-on-LAN ---- */
+
+static void vmx_get_wol(struct net_device *nd, struct ethtool_wolinfo *wol)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	wol->supported = WAKE_MAGIC;
+	wol->wolopts = vp->wol;
+}
+
+static int vmx_set_wol(struct net_device *nd, struct ethtool_wolinfo *wol)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	if (wol->wolopts & ~WAKE_MAGIC) {
+		netdev_info(nd, "Wake-on-LAN: magic packet (g) only\n");
+		return -EOPNOTSUPP;
+	}
+	vp->wol = wol->wolopts;
+	device_set_wakeup_enable(&vp->pdev->dev, !!vp->wol);
+	return 0;
+}
+
 static const struct ethtool_ops vmx_ethtool_ops = {
+	.supported_coalesce_params = ETHTOOL_COALESCE_RX_USECS |
+				     ETHTOOL_COALESCE_RX_MAX_FRAMES |
+				     ETHTOOL_COALESCE_TX_MAX_FRAMES |
+				     ETHTOOL_COALESCE_TX_MAX_FRAMES_IRQ |
+				     ETHTOOL_COALESCE_USE_ADAPTIVE_RX,
 	.get_drvinfo		= vmx_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_link_ksettings	= vmx_get_link_ksettings,
@@ -288,6 +684,18 @@ static const struct ethtool_ops vmx_ethtool_ops = {
 	.get_ethtool_stats	= vmx_get_ethtool_stats,
 	.get_ts_info		= ethtool_op_get_ts_info,
 	.reset			= vmx_reset,
+	.get_coalesce		= vmx_get_coalesce,
+	.set_coalesce		= vmx_set_coalesce,
+	.get_rxfh_key_size	= vmx_get_rxfh_key_size,
+	.get_rxfh_indir_size	= vmx_get_rxfh_indir_size,
+	.get_rxfh		= vmx_get_rxfh,
+	.set_rxfh		= vmx_set_rxfh,
+	.get_rxnfc		= vmx_get_rxnfc,
+	.set_rxnfc		= vmx_set_rxnfc,
+	.get_regs_len		= vmx_get_regs_len,
+	.get_regs		= vmx_get_regs,
+	.get_wol		= vmx_get_wol,
+	.set_wol		= vmx_set_wol,
 };
 
 /**

@@ -15,6 +15,7 @@
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/swiotlb.h>
 #include <linux/tcp.h>
 #include <net/ip6_checksum.h>
 
@@ -166,6 +167,14 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	rxq->headroom = qs->xdp ? VMX_RX_XDP_HEADROOM : VMX_RX_SKB_HEADROOM;
 	/* XDP_TX sends straight out of XDP-layout pages */
 	rxq->dma_dir = qs->xdp ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE;
+	/*
+	 * Where every mapping goes through a bounce buffer (swiotlb=force,
+	 * confidential-computing guests) a page lent to the stack keeps its
+	 * bounce slots until a socket reads it, and a small pool runs dry:
+	 * copy frames out and keep the pages on the ring instead. The copy
+	 * costs what the bounce already cost once more.
+	 */
+	rxq->copy = is_swiotlb_force_bounce(&vp->pdev->dev);
 	u64_stats_init(&rxq->stats.syncp);
 	timer_setup(&rxq->refill_timer, vmx_rx_refill_timer, 0);
 
@@ -370,8 +379,7 @@ void vmx_rxq_kick(struct vmx_rxq *rxq)
 
 	if (!READ_ONCE(vmx_rxq_desc(vp, rxq->qid)->update_prod))
 		return;
-	vmx_wr_pt(vp, VMX_REG_RXPROD(rxq->qid), rxq->ring[0].fill);
-	vmx_wr_pt(vp, VMX_REG_RXPROD2(rxq->qid), rxq->ring[1].fill);
+	vmx_db_rxprod(vp, rxq->qid, rxq->ring[0].fill, rxq->ring[1].fill);
 }
 
 /**
@@ -561,6 +569,31 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 		napi_gro_receive(rxq->napi, skb);
 }
 
+/*
+ * A copy of the frame (and the @meta bytes of XDP metadata before it) in
+ * a new skb; the ring buffer goes straight back to its pool.
+ */
+static struct sk_buff *vmx_rx_copy_head(struct vmx_rxq *rxq,
+					const struct vmx_rx_buf *b,
+					u32 data_off, u32 len, u32 meta)
+{
+	void *data = page_address(b->page) + b->off + data_off;
+	struct sk_buff *skb;
+
+	skb = napi_alloc_skb(rxq->napi, meta + len);
+	if (likely(skb)) {
+		skb_put_data(skb, data - meta, meta + len);
+		__skb_pull(skb, meta);
+		if (meta)
+			skb_metadata_set(skb, meta);
+		vmx_rxq_add(rxq, VMX_RXS_COPIED, 1);
+	} else {
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+	}
+	page_pool_recycle_direct(rxq->ring[0].pp, b->page);
+	return skb;
+}
+
 /* An skb around a ring-0 buffer; the frame is @len bytes at @data_off. */
 static struct sk_buff *vmx_rx_build_head(struct vmx_rxq *rxq,
 					 const struct vmx_rx_buf *b,
@@ -568,6 +601,8 @@ static struct sk_buff *vmx_rx_build_head(struct vmx_rxq *rxq,
 {
 	struct sk_buff *skb;
 
+	if (rxq->copy)
+		return vmx_rx_copy_head(rxq, b, data_off, len, 0);
 	skb = napi_build_skb(page_address(b->page) + b->off, truesize);
 	if (unlikely(!skb)) {
 		page_pool_recycle_direct(rxq->ring[0].pp, b->page);
@@ -625,6 +660,9 @@ static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	if (act != XDP_PASS)
 		return NULL;
 	meta = xdp.data - xdp.data_meta;
+	if (rxq->copy)
+		return vmx_rx_copy_head(rxq, &b, xdp.data - xdp.data_hard_start,
+					xdp.data_end - xdp.data, meta);
 	skb = vmx_rx_build_head(rxq, &b, PAGE_SIZE,
 				xdp.data - xdp.data_hard_start,
 				xdp.data_end - xdp.data);
@@ -658,6 +696,28 @@ static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
 		rxq->skb = NULL;
 	}
 	vmx_rxq_add(rxq, why, 1);
+}
+
+/*
+ * Copy mode: a ring-1 buffer's @len bytes go into a page of the kernel's
+ * own (never mapped) and the buffer back to its pool. Returns false when
+ * no page could be had and the frame was dropped.
+ */
+static bool vmx_rx_copy_frag(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			     const struct vmx_rx_buf *b, u32 len)
+{
+	struct page *page = dev_alloc_page();
+
+	if (likely(page)) {
+		memcpy(page_address(page), page_address(b->page) + b->off, len);
+		skb_add_rx_frag(rxq->skb, skb_shinfo(rxq->skb)->nr_frags,
+				page, 0, len, PAGE_SIZE);
+		vmx_rxq_add(rxq, VMX_RXS_COPIED, 1);
+	} else {
+		vmx_rx_drop(rxq, VMX_RXS_DROP);
+	}
+	page_pool_recycle_direct(r->pp, b->page);
+	return page;
 }
 
 /* A data ring completion: ring 0 slot @idx comes back unused. */
@@ -789,6 +849,9 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			vmx_rx_drop(rxq, VMX_RXS_DROP);
 			return eop;
 		}
+	} else if (rxq->copy) {
+		if (!vmx_rx_copy_frag(rxq, r, &b, len))
+			return eop;
 	} else {
 		skb_add_rx_frag(rxq->skb, skb_shinfo(rxq->skb)->nr_frags,
 				b.page, b.off, len, r->truesize);

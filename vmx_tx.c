@@ -167,7 +167,7 @@ void vmx_tx_doorbell(struct vmx_txq *txq)
 	txq->deferred = 0;
 	txq->kicked = txq->fill;
 	/* writel orders the descriptor writes before the MMIO write */
-	vmx_wr_pt(txq->vp, VMX_REG_TXPROD(txq->qid), txq->fill);
+	vmx_db_txprod(txq->vp, txq->qid, txq->fill);
 	vmx_txq_add(txq, VMX_TXS_DOORBELL, 1);
 }
 
