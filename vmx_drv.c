@@ -1105,17 +1105,35 @@ static bool vmx_qset_shrink(struct vmx_qset *qs)
 /*
  * Allocate the queue set to open with. Where every DMA mapping is bounced
  * (swiotlb=force, confidential-computing guests) the pool may not hold the
- * configured RX rings: then open with smaller ones and say so; ethtool -g
- * shows what is in use.
+ * configured RX rings: then open with smaller ones, leaving room for
+ * transmit, and say so; ethtool -g shows what is in use.
  */
 static int vmx_qset_alloc_open(struct vmx_priv *vp, struct vmx_qset *qs)
 {
-	u32 want0 = qs->rx_size[0], want1 = qs->rx_size[1];
+	u32 want0 = qs->rx_size[0], want1 = qs->rx_size[1], fit0, fit1;
 	int err;
 
 	err = vmx_qset_alloc(vp, qs);
+	if (err != -ENOMEM)
+		goto out;
 	while (err == -ENOMEM && vmx_qset_shrink(qs))
 		err = vmx_qset_alloc(vp, qs);
+	/*
+	 * The pool was short: the rings that just fit would leave nothing
+	 * for transmit mappings. Halve them once more, so the pool keeps
+	 * about as much again for TX.
+	 */
+	fit0 = qs->rx_size[0];
+	fit1 = qs->rx_size[1];
+	if (!err) {
+		vmx_qset_free(vp, qs);
+		if (!vmx_qset_shrink(qs) || vmx_qset_alloc(vp, qs)) {
+			qs->rx_size[0] = fit0;
+			qs->rx_size[1] = fit1;
+			err = vmx_qset_alloc(vp, qs);
+		}
+	}
+out:
 	if (err) {
 		netdev_err(vp->netdev,
 			   "cannot allocate or DMA-map the rings even at %u/%u RX buffers (%d): out of memory or of DMA mapping space (bounce buffers?)\n",

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# revisions.sh - one guest, one test-device NIC per offered revision (group
+# tdevrev: max-revision 1, 3, 4, 6, 7, 9, and 9 with capabilities and
+# disabled offloads): each NIC negotiates the highest revision offered
+# (ethtool -i, the probe log line), never issues a command above it (the
+# device's stat-bad-rev-commands), gets the revision's limits (MTU 9190
+# from 6), its revision-gated controls work or are refused by revision
+# (coalescing from 3, rx-flow-hash from 4), from 7 logs the capabilities
+# offered and granted (only what was asked for), at 9 leaves out the
+# offloads the device disabled; each comes up and carries traffic to the
+# peer. SKIPs without test-device NICs.
+# vmx-timeout: 300
+source "$(dirname "$0")/lib.sh"
+
+vmx_setup --no-load
+if ! have_testdev; then
+	skip "revision negotiation 1..9" "no test-device NICs (stock QEMU offers revision 1 only; group tdevrev)"
+	vmx_done
+fi
+dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; bail "driver did not come up"; }
+
+# Each vmx NIC in turn gets DUT_IP (the others none), so the peer's setup
+# stays as lib.sh made it; the neighbour caches are flushed in between.
+one_nic() {
+	local ifc=$1 nic want rev bdf line mtu rc=0 bad0 bad1 caps
+	nic=$(testdev_nic_of "$ifc") || return 1
+	want=$(testdev_prop "$nic" max-revision)
+	rev=$(ethtool -i "$ifc" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p')
+	bdf=$(basename "$(readlink "/sys/class/net/$ifc/device")")
+	line=$(dmesg | grep "vmx $bdf $ifc: vmxnet3 revision" | tail -n 1 | sed 's/^\[[^]]*\] //')
+	[ -n "$line" ] || line=$(dmesg | grep "vmx $bdf" | grep "vmxnet3 revision" | tail -n 1 | sed 's/^\[[^]]*\] //')
+	echo "$ifc ($nic, max-revision $want): ethtool -i rev $rev; log: $line"
+	[ "$rev" = "$want" ] || { echo "negotiated $rev, offered up to $want"; rc=1; }
+	[[ "$line" == *"revision $want,"* ]] || { echo "no probe line naming revision $want"; rc=1; }
+	mtu=$(ip -d -j link show "$ifc" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["max_mtu"])')
+	echo "max MTU $mtu"
+	if [ "$want" -ge 6 ]; then [ "$mtu" = 9190 ] || rc=1; else [ "$mtu" = 9000 ] || rc=1; fi
+	if [ "$want" -ge 7 ]; then
+		caps=$(dmesg | grep "vmx $bdf: capabilities offered" | tail -n 1 | sed 's/^\[[^]]*\] //')
+		echo "capabilities: ${caps:-none logged}"
+		[ -n "$caps" ] || rc=1
+		local offered granted
+		offered=$(testdev_prop "$nic" dcr0); offered=${offered:-0}
+		granted=$(sed -n 's/.*granted \(0x[0-9a-f]*\|0\)$/\1/p' <<< "$caps")
+		# vmx asks for UDP/ESP RSS (bits 0, 1, 9) and LARGE_BAR (16) only
+		[ $((granted & ~offered)) = 0 ] && [ $((granted & ~0x10203)) = 0 ] ||
+			{ echo "granted $granted is not within offered $offered and asked 0x10203"; rc=1; }
+	fi
+	if [ "$want" -ge 9 ] && [ "$(testdev_prop "$nic" disabled-offloads)" = 3 ]; then
+		ethtool -k "$ifc" | grep -E '^(tcp-segmentation-offload|large-receive-offload):'
+		ethtool -k "$ifc" | grep -q '^large-receive-offload: off \[fixed\]' || rc=1
+		ethtool -k "$ifc" | grep -q '^tcp-segmentation-offload: off' || rc=1
+		dmesg | grep -q "vmx $bdf: the device disabled TSO" || { echo "no log line for the disabled TSO"; rc=1; }
+	fi
+	if [ "$want" -ge 3 ]; then
+		ethtool -c "$ifc" > /dev/null || { echo "ethtool -c refused at revision $want"; rc=1; }
+	else
+		ethtool -c "$ifc" > /dev/null 2>&1 && { echo "ethtool -c accepted at revision $want"; rc=1; }
+	fi
+	# the driver issues no command above the revision it negotiated
+	bad0=$(testdev_stat "$nic" bad-rev-commands) || return 1
+	ethtool -N "$ifc" rx-flow-hash tcp4 sdfn > /dev/null 2>&1
+	ethtool -C "$ifc" adaptive-rx on > /dev/null 2>&1
+	ip link set "$ifc" down; ip link set "$ifc" up
+	wait_carrier "$ifc" 10 || { echo "no carrier"; rc=1; }
+	bad1=$(testdev_stat "$nic" bad-rev-commands) || return 1
+	echo "commands above the revision: $bad1 (+$((bad1 - bad0)) in this check)"
+	[ "$bad1" = 0 ] || rc=1
+	# traffic: this NIC alone has the DUT address
+	ip addr flush dev "$ifc"
+	ip addr add "$DUT_IP/24" dev "$ifc"
+	pexec ip neigh flush dev "$PEER"
+	ip neigh flush dev "$ifc"
+	dut_ping -c 3 -i 0.2 "$PEER_IP" || rc=1
+	ip addr flush dev "$ifc"
+	return $rc
+}
+
+read -r -a IFS_VMX <<< "$(dut_ifaces | xargs)"
+NT=$(testdev_nics | wc -l)
+check "vmx took every test-device NIC (${#IFS_VMX[@]} of $NT: ${IFS_VMX[*]})" [ "${#IFS_VMX[@]}" = "$NT" ]
+for i in "${IFS_VMX[@]}"; do ip addr flush dev "$i"; ip link set "$i" up; done
+for i in "${IFS_VMX[@]}"; do
+	nic=$(testdev_nic_of "$i") || { fail "$i: which NIC" ; continue; }
+	check "$i: revision $(testdev_prop "$nic" max-revision) offered: negotiated, limits, controls, traffic" one_nic "$i"
+done
+vmx_done
