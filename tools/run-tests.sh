@@ -35,6 +35,8 @@
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
 #   dkms61    6.1,  the same package on the old kernel
 #   tdevfull  6.12, as tdev: every core and XDP test
+#   tdevtap   6.12, the test device as the vmxnet3 NIC of --tap (revision 9,
+#             strict, GSO frames from the tap: type-4 LRO completions)
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
 # lib.sh's hmp ("set_link nic1 off", "device_del nic2" under --hotplug).
 #
@@ -112,7 +114,7 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
 	kselftests msi tdev)
 # The heavier tier (make test-extra): run only when named.
-EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull)
+EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 G_ENV[core]="VMX_MODE=msix monitor"
@@ -178,6 +180,10 @@ G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9;VMX_LOAD_LOOPS=5"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
 G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
+# A hub never delivers GSO frames: type-4 LRO completions need the taps.
+G_KERNEL[tdevtap]=6.12; G_OPTS[tdevtap]="--tap --tap-nic vmxnet3t"
+G_TESTS[tdevtap]="revision.sh lro.sh tcp.sh ping.sh"
+G_ENV[tdevtap]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The Debian package: built on the host (make deb), installed in the guest.
 G_KERNEL[dkms]=6.12;    G_OPTS[dkms]=$HUB3;   G_TESTS[dkms]="dkms.sh"
 G_ENV[dkms]="VMX_MODE=msix monitor"
