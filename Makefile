@@ -10,7 +10,8 @@
 #   make demo            main job: boot a guest, load vmx, attach XDP, traffic
 #   make test            make check, then the whole test suite in guests
 #                        (tools/run-tests.sh; a check warning is a failure)
-#   make test-extra      the heavier tier (8 vCPUs, DKMS package on 6.12/6.1)
+#   make test-extra      the heavier tier (8 vCPUs, DKMS package on 6.12/6.1,
+#                        every test on the test device, test device on taps)
 #   make deb             the vmx-dkms Debian package (build/deb/)
 #   make bench           the benchmark (not a test)
 
@@ -64,7 +65,7 @@ test:
 
 # the heavier tier: 8 vCPUs, the DKMS package on both kernels
 test-extra: deb
-	tools/run-tests.sh smp8 dkms dkms61
+	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap
 
 deb:
 	tools/build-deb.sh

@@ -29,7 +29,9 @@
 #   msi       6.12, test devices with msix=off (no MSI-X capability): the
 #             driver's MSI fallback; link, ping, TCP, XDP actions
 #   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
-#             the core and XDP tests that fit in about 12 minutes
+#             revision, ethtool controls, XDP on data-ring frames, RSS
+#   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection
+#   tdevrev   6.12, one test-device NIC per revision 1..9
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -100,9 +102,9 @@ export VMX_TCG_THREAD=${VMX_TCG_THREAD:-single}
 # qstats_down.sh last: on a driver with the NULL queue bug it oopses.
 CORE_TESTS="load_unload.sh link.sh ping.sh tcp.sh udp.sh vlan.sh mac.sh
 	multicast.sh promisc.sh mtu.sh refuse.sh ethtool.sh offloads.sh reconfig.sh
-	revision.sh tx_linearize.sh qstats_down.sh"
+	revision.sh tx_linearize.sh ethtool_ctl.sh suspend.sh qstats_down.sh"
 # DMA-mapping checks: the data paths and the setup/teardown paths.
-DMA_TESTS="ping.sh tcp.sh udp.sh mtu.sh load_unload.sh"
+DMA_TESTS="ping.sh tcp.sh mtu.sh load_unload.sh"
 DMA_ENV="VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000"
 HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 
@@ -112,7 +114,7 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
-	kselftests msi tdev)
+	kselftests msi tdev tdevx tdevrev)
 # The heavier tier (make test-extra): run only when named.
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap)
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
@@ -122,15 +124,15 @@ G_ENV[core]="VMX_MODE=msix monitor"
 # and feature ops, MTU/reset paths. The RX-filter tests (mac, multicast,
 # promisc) run the same driver code as on 6.12 and stay in core.
 G_KERNEL[core61]=6.1;   G_OPTS[core61]=$HUB3
-G_TESTS[core61]="load_unload.sh link.sh ping.sh tcp.sh udp.sh vlan.sh mtu.sh
-	refuse.sh ethtool.sh offloads.sh"
+G_TESTS[core61]="load_unload.sh link.sh ping.sh tcp.sh vlan.sh mtu.sh
+	ethtool.sh offloads.sh ethtool_ctl.sh"
 G_ENV[core61]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
 G_KERNEL[swiotlb]=6.12; G_OPTS[swiotlb]="$HUB3 --append swiotlb=force"
 G_TESTS[swiotlb]=$DMA_TESTS; G_ENV[swiotlb]="VMX_MODE=msix swiotlb monitor;$DMA_ENV"
 G_KERNEL[iommu]=6.12;   G_OPTS[iommu]="$HUB3 --iommu"
 G_TESTS[iommu]=$DMA_TESTS;   G_ENV[iommu]="VMX_MODE=msix iommu monitor;$DMA_ENV"
 G_KERNEL[intx]=6.12;    G_OPTS[intx]="$HUB3 --append pci=nomsi"
-G_TESTS[intx]="ping.sh tcp.sh udp.sh link.sh load_unload.sh"
+G_TESTS[intx]="ping.sh tcp.sh link.sh load_unload.sh"
 G_ENV[intx]="VMX_MODE=intx monitor;VMX_LOAD_LOOPS=5;VMX_TCP_MTUS=1500 9000;VMX_LINK_LOOPS=10"
 G_KERNEL[tap]=6.12;     G_OPTS[tap]="--tap"
 G_TESTS[tap]="lro.sh tcp.sh ping.sh"
@@ -144,7 +146,7 @@ G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh xdp_meta.sh"
 G_ENV[xdp61]="VMX_MODE=msix monitor"
 # XDP_TX and ndo_xdp_xmit map and sync through bounce buffers.
 G_KERNEL[xdpdma]=6.12;  G_OPTS[xdpdma]="$HUB3 --append swiotlb=force"
-G_TESTS[xdpdma]="xdp_basic.sh xdp_redirect.sh xdp_robust.sh"
+G_TESTS[xdpdma]="xdp_basic.sh xdp_redirect.sh"
 G_ENV[xdpdma]="VMX_MODE=msix swiotlb monitor"
 # Hot unplug and device link events: NICs behind pcie-root-ports; the tests
 # drive QEMU's monitor through hmp (every group has --guest-monitor).
@@ -173,10 +175,22 @@ G_ENV[msi]="VMX_MODE=msi testdev monitor"
 # the core and XDP suites fits in about 12 minutes; tdevfull runs them all.
 TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
-G_TESTS[tdev]="load_unload.sh revision.sh link.sh ping.sh tcp.sh udp.sh
-	ethtool.sh offloads.sh mtu.sh reconfig.sh tx_linearize.sh xdp_basic.sh
-	xdp_redirect.sh xdp_features.sh qstats_xdp.sh"
-G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9;VMX_LOAD_LOOPS=5"
+G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
+	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh"
+G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
+# The device completing TX later than the doorbell with interrupt
+# moderation (first NIC), and faults: on command to the first NIC, at a
+# seeded rate on the second.
+G_KERNEL[tdevx]=6.12
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13 --nic virtio"
+G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh"
+G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
+# One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
+# and disabled offloads): negotiation and what each revision gates.
+G_KERNEL[tdevrev]=6.12
+G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x203,ptcr0=0x80000000,disabled-offloads=3 --nic virtio"
+G_TESTS[tdevrev]="revisions.sh"
+G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
 G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"

@@ -56,7 +56,10 @@ type4_lro() {
 	[ $((r1 - r0)) -gt 0 ] || { echo "the driver delivered no LRO frame"; rc=1; }
 	return $rc
 }
-if [ "${rev:-0}" -ge 2 ]; then
+if [ "${rev:-0}" -ge 2 ] && ! peer_has_tso; then
+	skip "LRO completions (type 4) delivered as GSO frames" \
+		"the peer reaches the DUT through a QEMU hub, which never hands the device GSO frames to aggregate (group tdevtap runs it over taps)"
+elif [ "${rev:-0}" -ge 2 ]; then
 	check "LRO completions (type 4) delivered as GSO frames" type4_lro
 else
 	skip "LRO completions (type 4) delivered as GSO frames" \
