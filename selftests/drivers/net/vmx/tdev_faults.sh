@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# tdev_faults.sh - the test device's injected faults, each kind alone on
+# command (qom-set nicN fault KIND through the guest monitor), then random
+# ones under traffic (a NIC created with fault-rate and a fixed
+# fault-seed): the device counts the fault it injected, vmx counts the bad
+# completion in ethtool -S (rxN/txN/xdptxN_bad_desc) and resets the device
+# (the "resets" counter), traffic resumes (polled, with a generous bound),
+# nothing malformed reaches the stack (a UDP socket gets only exact
+# datagrams; IP/UDP header and checksum error counters stay), no splat,
+# no page_pool page left behind.
+#
+# Topology: tools/vm.sh --nic vmxnet3t --nic vmxnet3t:fault-rate=R,fault-seed=S
+# --nic virtio --guest-monitor. Faults on command go to the DUT (first vmx
+# NIC); the random part runs on the first vmx NIC whose fault-rate is not
+# 0 (it takes over the DUT's addresses) and SKIPs without one. On QEMU's
+# stock vmxnet3 everything SKIPs.
+#
+# The bad_desc counters grow on purpose here, so the driver is reloaded at
+# the end (a check of its own) before lib.sh's error counter check.
+# vmx-expects: resets
+# vmx-expects-log: bad completion|completion for index|[rt]xq [0-9]+ error|device refused activation|restart failed
+# vmx-timeout: 480
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/xdp_lib.sh"
+
+vmx_setup
+NIC=$(testdev_nic_of "$DUT") && testdev_nics | grep -qx "$NIC" ||
+	{ skip "injected faults" "$DUT is QEMU's stock vmxnet3, not the test device (vm.sh --nic vmxnet3t)"; vmx_done; }
+have_hmp || { skip "injected faults" "no QEMU monitor in the guest (vm.sh --guest-monitor)"; vmx_done; }
+PP=$VMX_LIB_DIR/xdp_pass_pkt.py
+PORT=7790
+# kind -> what vmx must count: rx (rxN_bad_desc), tx (txN/xdptxN_bad_desc),
+# qerr (a queue error event), link, act (ACTIVATE refused)
+declare -A KIND=([rx-bad-rqid]=rx [rx-bad-idx]=rx [rx-bad-len]=rx [rx-no-sop]=rx
+	[tx-bad-idx]=tx [queue-error]=qerr [link-flap]=link [activate-refused]=act)
+ORDER="rx-bad-rqid rx-bad-idx rx-bad-len rx-no-sop tx-bad-idx queue-error link-flap activate-refused"
+log "$DUT: test device $NIC, revision $(dut_revision)"
+
+# stack_errors: IP/UDP/TCP/ICMP header, length and checksum errors the
+# stack of this netns counted (a malformed frame handed up lands there).
+stack_errors() {
+	nstat -saz 2>/dev/null | awk '$1 ~ /^(IpInHdrErrors|IpInTruncatedPkts|IpInCsumErrors|UdpInCsumErrors|UdpInErrors|TcpInCsumErrors|TcpInErrs|IcmpInErrors|IcmpInCsumErrors)$/ { s += $2 }
+		END { print s + 0 }'
+}
+# recv_start N: a UDP socket on the DUT takes up to N of xdp_pass_pkt.py's
+# datagrams (it gives up 4 s after the last one); recv_wait: wait for it
+# and set BAD to how many of what it got were not exactly what the peer
+# sent (999: no report), printing its report.
+recv_start() {
+	python3 "$PP" recv "$DUT_IP" $PORT "$1" exact --timeout 4 >"$VMX_TMP/recv" 2>&1 &
+	RPID=$!
+	_vmx_bg+=("$RPID")
+	wait_for 20 grep -q listening "$VMX_TMP/recv" || { cat "$VMX_TMP/recv"; return 1; }
+}
+BAD=999
+recv_wait() {
+	wait "$RPID"
+	grep -v '^listening' "$VMX_TMP/recv"
+	BAD=$(sed -n 's/^received \([0-9]*\) of .*, \([0-9]*\) bad$/\2/p' "$VMX_TMP/recv" | grep . || echo 999)
+}
+traffic_ok() { peer_ping -c 1 -W 1 "$DUT_IP" >/dev/null && dut_ping -c 1 -W 1 "$PEER_IP" >/dev/null; }
+# resumes: the traffic both ways works again within 60 s (polled; the time
+# is only reported).
+resumes() {
+	local t0=$SECONDS
+	wait_carrier "$DUT" 30 || return 1
+	wait_for 60 traffic_ok || { echo "no traffic 60 s after the fault"; return 1; }
+	echo "traffic both ways again after $((SECONDS - t0)) s"
+}
+
+# one KIND: inject KIND on the DUT, send traffic, then check the counts
+# and the recovery.
+one() {
+	local k=$1 what=${KIND[$1]} nic f0 f1 r0 r1 b0 b1 e0 e1 c0 c1 rc=0 re
+	nic=$(testdev_nic_of "$DUT")
+	case $what in
+	rx) re='rx[0-9]+_bad_desc' ;;
+	tx) re='(xdp)?tx[0-9]+_bad_desc' ;;
+	*) re='(rx|tx|xdptx)[0-9]+_bad_desc' ;;
+	esac
+	f0=$(testdev_stat "$DUT" "stat-fault-$k") || return 1
+	r0=$(dut_resets); b0=$(estat "$DUT" "$re"); e0=$(stack_errors)
+	c0=$(cat "/sys/class/net/$DUT/carrier_changes")
+	recv_start 40 || return 1
+	testdev_set "$nic" fault "$k" || return 1
+	echo "armed on $nic: $(hmp "qom-get $nic fault" | tr -d '\r' | tail -n 1)"
+	if [ "$what" = act ]; then
+		# the next ACTIVATE is refused: the one of ifup
+		ip link set "$DUT" down
+		if ip link set "$DUT" up 2>&1; then
+			echo "ifup succeeded although ACTIVATE was refused"; rc=1
+		fi
+		dmesg_since_start | grep 'device refused activation' | tail -n 1
+		ip link set "$DUT" up || { echo "second ifup failed"; rc=1; }
+		# a new queue set: its ethtool -S counters start from 0
+		b0=$(estat "$DUT" "$re")
+	fi
+	pexec python3 "$PP" send "$PEER" "$(mac_of "$DUT")" "$DUT_IP" $PORT 40 >/dev/null
+	ping -c 3 -i 0.1 -W 1 "$PEER_IP" >/dev/null 2>&1
+	case $what in
+	rx|tx|qerr) wait_for 20 _resets_above "$r0" || { echo "no reset within 20 s"; rc=1; } ;;
+	esac
+	resumes || rc=1
+	recv_wait
+	f1=$(testdev_stat "$DUT" "stat-fault-$k") || return 1
+	r1=$(dut_resets); b1=$(estat "$DUT" "$re"); e1=$(stack_errors)
+	c1=$(cat "/sys/class/net/$DUT/carrier_changes")
+	echo "$k: device stat-fault-$k +$((f1 - f0)); $re +$((b1 - b0)); resets +$((r1 - r0));" \
+		"carrier changes +$((c1 - c0)); stack errors +$((e1 - e0)); inexact datagrams $BAD"
+	[ $((f1 - f0)) -ge 1 ] || { echo "the device did not inject it"; rc=1; }
+	case $what in
+	rx|tx) [ $((b1 - b0)) -ge 1 ] || { echo "no bad completion counted"; rc=1; } ;;
+	*) [ $((b1 - b0)) = 0 ] || { echo "bad completions counted for $k"; rc=1; } ;;
+	esac
+	case $what in
+	rx|tx|qerr) [ $((r1 - r0)) -ge 1 ] || rc=1 ;;
+	esac
+	[ "$BAD" = 0 ] || { echo "malformed or foreign datagrams reached the socket"; rc=1; }
+	[ $((e1 - e0)) = 0 ] || { echo "the stack counted malformed packets"; rc=1; }
+	return $rc
+}
+for k in $ORDER; do
+	check "fault $k (${KIND[$k]}): injected, counted, recovered, nothing malformed delivered" one "$k"
+done
+if dmesg_since_start | grep -q 'rxq 0 error'; then
+	ok "queue-error: vmx logged the queue's error status"
+else
+	fail "queue-error: vmx logged the queue's error status" "no 'rxq 0 error' line"
+fi
+
+# ACTIVATE refused inside the driver's own reset (ethtool --reset): after
+# "restart failed" the driver must bring the device back by itself, not
+# wait for the stack's TX watchdog (a NETDEV WATCHDOG splat, and never
+# when nothing is sent).
+tx_timeouts() { cat /sys/class/net/"$DUT"/queues/tx-*/tx_timeout | awk '{ s += $1 } END { print s + 0 }'; }
+act_in_reset() {
+	local r0 t0 t1
+	r0=$(dut_resets); t0=$(tx_timeouts)
+	testdev_set "$NIC" fault activate-refused || return 1
+	ethtool --reset "$DUT" dedicated || return 1
+	wait_for 15 _resets_above "$r0" || { echo "no reset within 15 s"; return 1; }
+	dmesg_since_start | grep -E 'refused activation|restart failed' | tail -n 2
+	echo "stat-fault-activate-refused $(testdev_stat "$DUT" stat-fault-activate-refused)"
+	resumes || return 1
+	t1=$(tx_timeouts)
+	[ "$t1" = "$t0" ] || { echo "recovered only through the TX watchdog (tx_timeout +$((t1 - t0)))"; return 1; }
+}
+check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
+
+# ------------------------------------------------ random faults
+RND=
+for i in $(dut_ifaces); do
+	r=$(testdev_prop "$(testdev_nic_of "$i")" fault-rate)
+	[ "${r:-0}" -gt 0 ] && { RND=$i; RNIC=$(testdev_nic_of "$i"); break; }
+done
+# random N: N times, 100 datagrams (checked byte for byte) and 20 pings
+# from the peer, under a ping stream from the DUT, while the device
+# injects faults at random: what it injected is counted by vmx (bad
+# completions, resets), traffic resumes after the last, nothing malformed
+# reaches a socket or the stack's error counters.
+random_faults() {
+	local n=$1 f0=0 f1=0 s r0 r1 b0 b1 e0 e1 bad=0 rc=0 pid i
+	for s in rx-bad-rqid rx-bad-idx rx-bad-len rx-no-sop tx-bad-idx queue-error; do
+		f0=$((f0 + $(testdev_stat "$DUT" "stat-fault-$s")))
+	done
+	r0=$(dut_resets); b0=$(estat "$DUT" '(rx|tx|xdptx)[0-9]+_bad_desc'); e0=$(stack_errors)
+	ping -q -i 0.02 -w 600 "$PEER_IP" >"$VMX_TMP/rping" 2>&1 &
+	pid=$!
+	_vmx_bg+=("$pid")
+	for ((i = 0; i < n; i++)); do
+		recv_start 100 || { rc=1; break; }
+		pexec python3 "$PP" send "$PEER" "$(mac_of "$DUT")" "$DUT_IP" $PORT 100 >/dev/null
+		peer_ping -c 20 -i 0.02 -W 1 "$DUT_IP" >/dev/null
+		recv_wait >"$VMX_TMP/recv.$i"
+		grep -q ' 0 bad$' "$VMX_TMP/recv.$i" || cat "$VMX_TMP/recv.$i"
+		bad=$((bad + BAD))
+	done
+	kill -INT "$pid"; wait "$pid"
+	tail -n 2 "$VMX_TMP/rping" | head -n 1
+	resumes || rc=1
+	for s in rx-bad-rqid rx-bad-idx rx-bad-len rx-no-sop tx-bad-idx queue-error; do
+		f1=$((f1 + $(testdev_stat "$DUT" "stat-fault-$s")))
+	done
+	r1=$(dut_resets); b1=$(estat "$DUT" '(rx|tx|xdptx)[0-9]+_bad_desc'); e1=$(stack_errors)
+	echo "random faults: device +$((f1 - f0)); bad_desc +$((b1 - b0)); resets +$((r1 - r0));" \
+		"stack errors +$((e1 - e0)); inexact datagrams $bad"
+	ethtool -S "$DUT" | grep -E '_bad_desc|resets' | awk '$2 != 0' | tr -s ' ' | tr '\n' ' '
+	echo
+	[ $((f1 - f0)) -ge 1 ] || { echo "no fault injected: raise fault-rate"; rc=1; }
+	[ $((r1 - r0)) -ge 1 ] && [ $((b1 - b0)) -ge 1 ] || { echo "vmx noticed nothing"; rc=1; }
+	[ "$bad" = 0 ] && [ $((e1 - e0)) = 0 ] || { echo "malformed data reached the stack"; rc=1; }
+	return $rc
+}
+if [ -z "$RND" ]; then
+	skip "random faults under traffic" "no vmx NIC with fault-rate > 0 (vm.sh --nic vmxnet3t:fault-rate=N,fault-seed=S)"
+else
+	log "random faults on $RND ($RNIC): fault-rate $(testdev_prop "$RNIC" fault-rate) per million," \
+		"fault-seed $(testdev_prop "$RNIC" fault-seed), fault-kinds $(testdev_prop "$RNIC" fault-kinds | grep . || echo '0x3f (default)')"
+	if [ "$RND" != "$DUT" ]; then
+		ip addr flush dev "$DUT"
+		ip link set "$DUT" down
+		pexec ip neigh flush dev "$PEER"
+		DUT=$RND
+		check "$DUT takes over the DUT's addresses" dut_addr_setup "$DUT"
+	fi
+	check "random faults under 10 x (100 datagrams + 20 pings) and a ping stream: counted, recovered, nothing malformed" \
+		random_faults 10
+fi
+
+# the driver leaves cleanly after all that, and comes back working
+reload() {
+	dut_unload || return 1
+	dut_up_driver || return 1
+	dut_addr_setup || return 1
+	pexec ip neigh flush dev "$PEER"
+	peer_ping -c 3 -i 0.2 "$DUT_IP" && dut_ping -c 3 -i 0.2 "$PEER_IP"
+}
+check "rmmod after the faults, insmod: traffic works" reload
+check_pp_settled "no page_pool still holds pages after the resets and the reload"
+vmx_done
