@@ -114,6 +114,7 @@ struct vmx_txq_stats {
 struct vmx_rx_buf {
 	struct page *page;	/* NULL if none */
 	u32 off;
+	dma_addr_t dma;		/* copy mode: the driver's own mapping */
 };
 
 /* One ring the driver fills and the device consumes (RX ring 0 / 1). */
@@ -149,7 +150,7 @@ struct vmx_rxq {
 	u16 headroom;		/* ring-0 frame offset in its page */
 	bool xdp;		/* XDP layout: programs may run here */
 	bool bad;		/* a bad completion was seen: reset pending */
-	bool copy;		/* every mapping bounced: never lend pages */
+	bool copy;		/* every mapping bounced: copy, keep buffers */
 	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct xdp_rxq_info xdp_rxq;

@@ -5,6 +5,7 @@
  * This file: PCI probe/remove, revision negotiation, interrupts, NAPI,
  * device activation/quiesce/reset, reconfiguration and the netdev ops.
  */
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
 #include <linux/interrupt.h>
@@ -1223,15 +1224,30 @@ void vmx_schedule_reset(struct vmx_priv *vp)
 		schedule_work(&vp->reset_work);
 }
 
+#define VMX_RESET_TRIES	3
+
 static void vmx_reset_work(struct work_struct *w)
 {
 	struct vmx_priv *vp = container_of(w, struct vmx_priv, reset_work);
+
+	int i, err = 0;
 
 	rtnl_lock();
 	clear_bit(VMX_S_RESET_PENDING, &vp->state);
 	if (netif_running(vp->netdev) && netif_device_present(vp->netdev)) {
 		netdev_info(vp->netdev, "resetting the device\n");
-		vmx_restart(vp);
+		/* a refused activation is tried again a few times */
+		for (i = 0; i < VMX_RESET_TRIES; i++) {
+			err = vmx_restart(vp);
+			if (!err)
+				break;
+			msleep(20 << i);
+		}
+		if (err) {
+			netif_carrier_off(vp->netdev);
+			netdev_err(vp->netdev, "the device refused activation %d times; down until the next reset (TX watchdog, ethtool --reset or ip link set down/up)\n",
+				   VMX_RESET_TRIES);
+		}
 		WRITE_ONCE(vp->resets, vp->resets + 1);
 	}
 	rtnl_unlock();

@@ -67,6 +67,9 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	r->truesize = truesize;
 	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ?
 		     VMX_RX_BUF_LEN(truesize, head) : VMX_RX_BODY_LEN;
+	/* copy mode: each slot's buffer is mapped once, by the driver */
+	if (rxq->copy)
+		pp.flags = 0;
 	if (truesize < PAGE_SIZE)
 		pp.flags |= VMX_PP_FLAG_FRAG;
 	pp.offset = head;
@@ -94,10 +97,16 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 	u32 i;
 
 	if (r->buf) {
-		for (i = 0; i < r->size; i++)
-			if (r->buf[i].page)
-				page_pool_put_full_page(r->pp, r->buf[i].page,
-							false);
+		for (i = 0; i < r->size; i++) {
+			if (!r->buf[i].page)
+				continue;
+			if (rxq->copy)
+				dma_unmap_page_attrs(vmx_dmadev(rxq),
+						     r->buf[i].dma, r->truesize,
+						     DMA_FROM_DEVICE,
+						     DMA_ATTR_SKIP_CPU_SYNC);
+			page_pool_put_full_page(r->pp, r->buf[i].page, false);
+		}
 		kfree(r->buf);
 		r->buf = NULL;
 	}
@@ -121,11 +130,41 @@ static bool vmx_rx_buf_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		b->page = page_pool_dev_alloc_frag(r->pp, &b->off,
 						   r->truesize);
 	}
-	if (unlikely(!b->page)) {
-		vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
-		return false;
+	if (unlikely(!b->page))
+		goto fail;
+	if (rxq->copy) {
+		b->dma = dma_map_page_attrs(vmx_dmadev(rxq), b->page, b->off,
+					    r->truesize, DMA_FROM_DEVICE,
+					    DMA_ATTR_SKIP_CPU_SYNC);
+		if (unlikely(dma_mapping_error(vmx_dmadev(rxq), b->dma))) {
+			page_pool_put_full_page(r->pp, b->page, false);
+			b->page = NULL;
+			goto fail;
+		}
 	}
 	return true;
+fail:
+	vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
+	return false;
+}
+
+/* The DMA address of a buffer's start. */
+static dma_addr_t vmx_rx_buf_dma(const struct vmx_rxq *rxq,
+				 const struct vmx_rx_buf *b)
+{
+	if (rxq->copy)
+		return b->dma;
+	return page_pool_get_dma_addr(b->page) + b->off;
+}
+
+/* A buffer the frame no longer needs: back to its pool, or, in copy
+ * mode, left in its slot to be posted again.
+ */
+static void vmx_rx_release(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			   struct page *page)
+{
+	if (!rxq->copy)
+		page_pool_recycle_direct(r->pp, page);
 }
 
 /* Put a buffer behind every slot so that starting the queue cannot fail. */
@@ -171,10 +210,12 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	 * Where every mapping goes through a bounce buffer (swiotlb=force,
 	 * confidential-computing guests) a page lent to the stack keeps its
 	 * bounce slots until a socket reads it, and a small pool runs dry:
-	 * copy frames out and keep the pages on the ring instead. The copy
-	 * costs what the bounce already cost once more.
+	 * copy frames out and keep the buffers in their slots instead, each
+	 * mapped once by the driver (page_pool would map a whole refill
+	 * batch beyond the ring). The copy costs what the bounce already
+	 * cost once more. XDP keeps its page_pool pages (XDP_TX sends them).
 	 */
-	rxq->copy = is_swiotlb_force_bounce(&vp->pdev->dev);
+	rxq->copy = !qs->xdp && is_swiotlb_force_bounce(&vp->pdev->dev);
 	u64_stats_init(&rxq->stats.syncp);
 	timer_setup(&rxq->refill_timer, vmx_rx_refill_timer, 0);
 
@@ -273,11 +314,8 @@ static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 
 	if (!b->page && !vmx_rx_buf_alloc(rxq, r, b))
 		return false;
-	off = b->off;
-	if (r->btype == VMX_RXD_BTYPE_HEAD)
-		off += rxq->headroom;
-
-	d->addr = cpu_to_le64(page_pool_get_dma_addr(b->page) + off);
+	off = r->btype == VMX_RXD_BTYPE_HEAD ? rxq->headroom : 0;
+	d->addr = cpu_to_le64(vmx_rx_buf_dma(rxq, b) + off);
 	d->dw3 = 0;
 	/* address and length visible before the generation hands it over */
 	dma_wmb();
@@ -570,27 +608,26 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 }
 
 /*
- * A copy of the frame (and the @meta bytes of XDP metadata before it) in
- * a new skb; the ring buffer goes straight back to its pool.
+ * Copy mode: a copy of the frame in a new skb; the ring buffer stays in
+ * its slot.
  */
 static struct sk_buff *vmx_rx_copy_head(struct vmx_rxq *rxq,
 					const struct vmx_rx_buf *b,
-					u32 data_off, u32 len, u32 meta)
+					u32 data_off, u32 len)
 {
-	void *data = page_address(b->page) + b->off + data_off;
 	struct sk_buff *skb;
 
-	skb = napi_alloc_skb(rxq->napi, meta + len);
+	skb = napi_alloc_skb(rxq->napi, len);
 	if (likely(skb)) {
-		skb_put_data(skb, data - meta, meta + len);
-		__skb_pull(skb, meta);
-		if (meta)
-			skb_metadata_set(skb, meta);
+		skb_put_data(skb, page_address(b->page) + b->off + data_off,
+			     len);
 		vmx_rxq_add(rxq, VMX_RXS_COPIED, 1);
 	} else {
 		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 	}
-	page_pool_recycle_direct(rxq->ring[0].pp, b->page);
+	/* the buffer stays in its slot and goes back to the device */
+	dma_sync_single_range_for_device(vmx_dmadev(rxq), b->dma, data_off,
+					 len, DMA_FROM_DEVICE);
 	return skb;
 }
 
@@ -602,7 +639,7 @@ static struct sk_buff *vmx_rx_build_head(struct vmx_rxq *rxq,
 	struct sk_buff *skb;
 
 	if (rxq->copy)
-		return vmx_rx_copy_head(rxq, b, data_off, len, 0);
+		return vmx_rx_copy_head(rxq, b, data_off, len);
 	skb = napi_build_skb(page_address(b->page) + b->off, truesize);
 	if (unlikely(!skb)) {
 		page_pool_recycle_direct(rxq->ring[0].pp, b->page);
@@ -660,9 +697,6 @@ static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	if (act != XDP_PASS)
 		return NULL;
 	meta = xdp.data - xdp.data_meta;
-	if (rxq->copy)
-		return vmx_rx_copy_head(rxq, &b, xdp.data - xdp.data_hard_start,
-					xdp.data_end - xdp.data, meta);
 	skb = vmx_rx_build_head(rxq, &b, PAGE_SIZE,
 				xdp.data - xdp.data_hard_start,
 				xdp.data_end - xdp.data);
@@ -700,8 +734,8 @@ static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
 
 /*
  * Copy mode: a ring-1 buffer's @len bytes go into a page of the kernel's
- * own (never mapped) and the buffer back to its pool. Returns false when
- * no page could be had and the frame was dropped.
+ * own (never mapped); the buffer stays in its slot. Returns false when no
+ * page could be had and the frame was dropped.
  */
 static bool vmx_rx_copy_frag(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 			     const struct vmx_rx_buf *b, u32 len)
@@ -716,7 +750,8 @@ static bool vmx_rx_copy_frag(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	} else {
 		vmx_rx_drop(rxq, VMX_RXS_DROP);
 	}
-	page_pool_recycle_direct(r->pp, b->page);
+	dma_sync_single_range_for_device(vmx_dmadev(rxq), b->dma, 0, len,
+					 DMA_FROM_DEVICE);
 	return page;
 }
 
@@ -807,21 +842,22 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			return -EIO;
 		return eop;
 	}
-	if (!vmx_rx_take(rxq, r, idx, false, &b))
+	if (!vmx_rx_take(rxq, r, idx, rxq->copy, &b))
 		return -EIO;
 	if (!b.page) {
 		vmx_rx_bad(rxq, "empty slot", idx, r->size);
 		return -EIO;
 	}
 	dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
-				      page_pool_get_dma_addr(b.page),
-				      b.off + (sop ? rxq->headroom : 0), len,
+				      vmx_rx_buf_dma(rxq, &b),
+				      sop ? rxq->headroom : 0, len,
+				      rxq->copy ? DMA_FROM_DEVICE :
 				      page_pool_get_dma_dir(r->pp));
 
 	if (sop) {
 		if (eop && len == 0) {
 			/* the device skipped this buffer */
-			page_pool_recycle_direct(r->pp, b.page);
+			vmx_rx_release(rxq, r, b.page);
 			return 0;
 		}
 		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
@@ -844,7 +880,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			return eop;
 	} else if (len == 0 ||
 		   skb_shinfo(rxq->skb)->nr_frags >= MAX_SKB_FRAGS) {
-		page_pool_recycle_direct(r->pp, b.page);
+		vmx_rx_release(rxq, r, b.page);
 		if (len) {
 			vmx_rx_drop(rxq, VMX_RXS_DROP);
 			return eop;

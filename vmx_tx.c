@@ -692,16 +692,14 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	vmx_tx_maybe_stop(txq);
 	/*
 	 * Doorbell: while the stack has more frames coming, defer (bounded);
-	 * otherwise ring once the device's txThreshold is reached. A stopped
-	 * queue always rings so completions arrive to restart it.
+	 * otherwise ring once the device's txThreshold is reached. A queue
+	 * stopped now (by BQL or by vmx_tx_maybe_stop() just above, after
+	 * the stack was told more would come) always rings: nothing more
+	 * comes, and only completions restart it.
 	 */
-	if (kick) {
-		if (vmx_tx_defer(txq, p.pkts, 1) ||
-		    netif_xmit_stopped(txq->nq))
-			vmx_tx_doorbell(txq);
-	} else if (vmx_tx_defer(txq, p.pkts, VMX_TX_DEFER_MAX)) {
+	if (vmx_tx_defer(txq, p.pkts, kick ? 1 : VMX_TX_DEFER_MAX) ||
+	    netif_xmit_stopped(txq->nq))
 		vmx_tx_doorbell(txq);
-	}
 	return NETDEV_TX_OK;
 
 drop:
