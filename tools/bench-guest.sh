@@ -146,10 +146,21 @@ count_oob() {
 	ethtool -S "$1" | awk '/^ *(dev_rx_nobuf|pkts rx OOB):/ { s += $NF } END { print s + 0 }'
 }
 
-# JSON object of the interrupt deltas between two count_irqs outputs.
+# ethtool -S counters of the DUT and DUT2 as "dut:name value" lines (spaces
+# in names, as in the in-tree driver's, become _).
+count_stats() {
+	local i tag
+	for i in "$DUT" "$DUT2"; do
+		tag=dut; [ "$i" = "$DUT2" ] && tag=dut2
+		ethtool -S "$i" | awk -v t="$tag" -F: 'NR > 1 { n = $1; gsub(/^ +/, "", n)
+			gsub(/ /, "_", n); print t ":" n, $2 + 0 }'
+	done
+}
+
+# JSON object of the changed counters between two "name value" snapshots.
 irq_json() {
-	awk 'FNR == NR { b[$1] = $2; next } { printf "%s\"%s\":%d", n++ ? "," : "", $1, $2 - b[$1] }
-		END { }' "$1" "$2" | sed 's/^/{/; s/$/}/'
+	awk 'BEGIN { printf "{" } FNR == NR { b[$1] = $2; next } $2 != b[$1] {
+		printf "%s\"%s\":%d", n++ ? "," : "", $1, $2 - b[$1] } END { print "}" }' "$1" "$2"
 }
 
 count_idle() {
@@ -208,6 +219,7 @@ count_cell() { # driver load test mode size
 		sleep 0.5
 	fi
 	count_irqs > /tmp/irq0
+	count_stats > /tmp/est0
 	oob0=$(count_oob "$rxif")
 	back0=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
 	if [ "$t" = skb_tx ]; then
@@ -225,6 +237,7 @@ count_cell() { # driver load test mode size
 	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
 	sent=$(count_pktgen_sent "${pg[@]}" "${pgns[@]}")
 	count_irqs > /tmp/irq1
+	count_stats > /tmp/est1
 	oob1=$(count_oob "$rxif")
 	back1=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
 	if [ -n "$pid" ]; then
@@ -238,7 +251,7 @@ count_cell() { # driver load test mode size
 			log "xdp-bench ${xb[*]}:"; sed 's/^/  /' /tmp/xdp-bench.out >&2
 		fi
 	fi
-	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"packets\":${sent:-0},\"pps\":$pps,\"dev_nobuf\":$((oob1 - oob0)),\"back\":$((back1 - back0)),\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(echo "$t1 - $t0" | bc)}"
+	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"packets\":${sent:-0},\"pps\":$pps,\"dev_nobuf\":$((oob1 - oob0)),\"back\":$((back1 - back0)),\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(echo "$t1 - $t0" | bc)}"
 }
 
 ROUNDS=${BENCH_ROUNDS:-3}

@@ -354,12 +354,15 @@ def count_main(argv):
             "insn_dut": c["insns"][0] / handled,
             "insn_all": sum(c["insns"]) / handled,
             "insn_dut_idle": idle.get(r["load"], 0) * r["secs"] / handled,
+            "insn_dut_net": (c["insns"][0] - idle.get(r["load"], 0) * r["secs"]) / handled,
+            "doorbells_tx": sum(w for k, (w, _) in c["regs"].items() if "TXPROD" in k) / handled,
             "bar0_writes": bar0w / handled,
             "exits": exits / handled,
             "irqs": irqs / handled,
             "regs": {k: [w / handled, rd / handled] for k, (w, rd) in sorted(c["regs"].items())},
             "irq_vectors": {k: v / handled for k, v in sorted(r.get("irqs", {}).items())},
             "other_io": c["other_io"],
+            "stats": r.get("stats", {}),
         }
         if c["hist"]:
             syms = load_syms("%s.kallsyms.%s" % (base, r["driver"]))
@@ -379,10 +382,11 @@ def count_main(argv):
     tests = sorted({k[:3] for k in cells}, key=lambda k: (k[2], k[0], k[1]))
     summary = []
     print("Counting benchmark: per handled packet, mean over the driver's loads "
-          "(ABBA); insn = guest instructions on the DUT vCPU (CPU 0)")
-    hdr = "%-13s %-6s %4s | %-8s %9s %9s %8s %7s %7s | %s" % (
-        "test", "mode", "size", "driver", "insn", "(loads)", "bar0 w", "exits", "irqs",
-        "vmx/ref insn, bar0 w, irqs, projected pps")
+          "(ABBA); insn = guest instructions on the DUT vCPU (CPU 0), net = minus "
+          "CPU 0's idle rate over the cell's time; exits = BAR accesses")
+    hdr = "%-13s %-6s %4s | %-8s %8s %8s %13s %7s %7s %7s | %s" % (
+        "test", "mode", "size", "driver", "insn", "net", "(net by load)", "bar0 w", "exits",
+        "irqs", "vmx/ref net insn, bar0 w, irqs, projected pps")
     print(hdr)
     for t in tests:
         row = {"test": t[0], "mode": t[1], "size": t[2], "drivers": {}}
@@ -390,15 +394,16 @@ def count_main(argv):
             key = t + (d,)
             if key not in cells:
                 continue
-            loads = " ".join("%.0f" % m["insn_dut"] for m in cells[key])
             row["drivers"][d] = {
                 "insn_dut": mean(key, "insn_dut"), "insn_all": mean(key, "insn_all"),
                 "insn_dut_idle": mean(key, "insn_dut_idle"),
+                "insn_dut_net": mean(key, "insn_dut_net"),
+                "doorbells_tx": mean(key, "doorbells_tx"),
                 "bar0_writes": mean(key, "bar0_writes"), "exits": mean(key, "exits"),
                 "irqs": mean(key, "irqs"), "loads": cells[key],
             }
             dd = row["drivers"][d]
-            ns = (dd["insn_dut"] / (PROJ_IPC * PROJ_GHZ) +
+            ns = (dd["insn_dut_net"] / (PROJ_IPC * PROJ_GHZ) +
                   (dd["exits"] * PROJ_EXIT_CYCLES + dd["irqs"] * PROJ_IRQ_CYCLES) / PROJ_GHZ)
             dd["projected_ns"] = ns
             dd["projected_pps"] = 1e9 / ns if ns else None
@@ -408,29 +413,31 @@ def count_main(argv):
 
             def rat(f):
                 return vm[f] / rf[f] if rf[f] else (1.0 if vm[f] == 0 else float("inf"))
-            row["ratio"] = {f: rat(f) for f in ("insn_dut", "bar0_writes", "irqs", "exits")}
+            row["ratio"] = {f: rat(f) for f in ("insn_dut", "insn_dut_net", "bar0_writes",
+                                                "doorbells_tx", "irqs", "exits")}
             row["ratio"]["projected_pps"] = vm["projected_pps"] / rf["projected_pps"]
             native64 = t[1] == "native" and t[2] == 64 and t[0] != "xdp_xmit"
             goal = 0.85 if native64 else 1.0
             miss = []
-            if row["ratio"]["insn_dut"] > goal:
+            if row["ratio"]["insn_dut_net"] > goal:
                 miss.append("insn > %.2fx" % goal)
-            if t[0] in ("tx", "xdp_xmit") and t[1] == "native" and vm["bar0_writes"] > 1 / 32:
-                miss.append("bar0 w > 1/32")
+            if t[0] in ("tx", "xdp_xmit") and t[1] == "native" and vm["doorbells_tx"] > 1 / 32:
+                miss.append("TXPROD > 1/32")
             if vm["irqs"] > rf["irqs"] * 1.0001:
                 miss.append("irqs > ref")
             row["targets_missed"] = miss
             ratio = "%.2fx %.2fx %.2fx %.2fx%s" % (
-                row["ratio"]["insn_dut"], row["ratio"]["bar0_writes"], row["ratio"]["irqs"],
+                row["ratio"]["insn_dut_net"], row["ratio"]["bar0_writes"], row["ratio"]["irqs"],
                 row["ratio"]["projected_pps"], ("  MISS: " + ", ".join(miss)) if miss else "")
         for i, d in enumerate(drivers):
             dd = row["drivers"].get(d)
             if not dd:
                 continue
-            loads = " ".join("%.0f" % m["insn_dut"] for m in dd["loads"])
-            print("%-13s %-6s %4s | %-8s %9.0f %9s %8.4f %7.4f %7.4f | %s" % (
+            loads = " ".join("%.0f" % m["insn_dut_net"] for m in dd["loads"])
+            print("%-13s %-6s %4s | %-8s %8.0f %8.0f %13s %7.4f %7.4f %7.4f | %s" % (
                 t[0] if i == 0 else "", t[1] if i == 0 else "", t[2] if i == 0 else "",
-                d, dd["insn_dut"], loads, dd["bar0_writes"], dd["exits"], dd["irqs"],
+                d, dd["insn_dut"], dd["insn_dut_net"], loads, dd["bar0_writes"], dd["exits"],
+                dd["irqs"],
                 ratio if i == 0 else ""))
         summary.append(row)
 
@@ -463,6 +470,13 @@ def count_main(argv):
                 "/".join(str(m["handled"]) for m in dd["loads"]),
                 "/".join(str(m["packets"]) for m in dd["loads"]),
                 "/".join(str(m["back"]) for m in dd["loads"])))
+    print("\nethtool -S counters that moved in the window (first load; dut2 = second NIC)")
+    for row in summary:
+        for d, dd in row["drivers"].items():
+            st = dd["loads"][0].get("stats", {})
+            s = ", ".join("%s %+d" % (k, v) for k, v in sorted(st.items())
+                          if not k.endswith(("bytes", "_bytes")))
+            print("  %-13s %-6s %4s %-8s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
     fns = [(row, d, dd) for row in summary for d, dd in row["drivers"].items()
            if any("functions" in m for m in dd["loads"])]
     if fns:
@@ -472,7 +486,7 @@ def count_main(argv):
             print("  %s %s %s %s:" % (row["test"], row["mode"], row["size"], d))
             for name, v in m["functions"][:15]:
                 print("    %8.1f  %s" % (v, name))
-    print("\nProjection (not a measurement): ns/packet = insn / (IPC %.1f x %.1f GHz) + "
+    print("\nProjection (not a measurement): ns/packet = net insn / (IPC %.1f x %.1f GHz) + "
           "(exits + irqs) x %d cycles; see Documentation/performance.rst" % (
               PROJ_IPC, PROJ_GHZ, PROJ_EXIT_CYCLES))
     for p in problems:
