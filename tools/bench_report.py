@@ -278,7 +278,12 @@ def symbolize(syms, addrs):
     out = defaultdict(int)
     for a, n in addrs.items():
         i = bisect.bisect_right(keys, a) - 1
-        out[syms[i][1] if i >= 0 and keys[i] else "0x%x" % a] += n
+        # farther than any function is long: code loaded after the copy
+        # of kallsyms was taken (the XDP program's JIT image)
+        if i < 0 or a - keys[i] > 0x10000:
+            out["[not in kallsyms: BPF JIT, the XDP program]"] += n
+        else:
+            out[syms[i][1]] += n
     return out
 
 
@@ -370,6 +375,8 @@ def count_main(argv):
                 fn = symbolize(syms, c["hist"])
                 top = sorted(fn.items(), key=lambda kv: -kv[1])[:25]
                 m["functions"] = [[k, v / handled] for k, v in top]
+                tag = " [%s]" % r["driver"]
+                m["driver_module"] = sum(v for k, v in fn.items() if k.endswith(tag)) / handled
         cells[(r["test"], r["mode"], r["size"], r["driver"])].append(m)
 
     def mean(key, field):
@@ -470,6 +477,22 @@ def count_main(argv):
                 "/".join(str(m["handled"]) for m in dd["loads"]),
                 "/".join(str(m["packets"]) for m in dd["loads"]),
                 "/".join(str(m["back"]) for m in dd["loads"])))
+    mods = [row for row in summary if any("driver_module" in m for dd in row["drivers"].values()
+                                         for m in dd["loads"])]
+    if mods:
+        print("\nInstructions per packet in the driver module's own functions (DUT vCPU, "
+              "mean of the loads; needs BENCH_HIST=1)")
+        for row in mods:
+            vals = {}
+            for d, dd in row["drivers"].items():
+                v = [m["driver_module"] for m in dd["loads"] if "driver_module" in m]
+                if v:
+                    vals[d] = sum(v) / len(v)
+                    dd["driver_module"] = vals[d]
+            s = "  ".join("%s %.0f" % (d, v) for d, v in vals.items())
+            if "vmx" in vals and ref in vals and vals[ref]:
+                s += "  %.2fx" % (vals["vmx"] / vals[ref])
+            print("  %-13s %-6s %4s %s" % (row["test"], row["mode"], row["size"], s))
     print("\nethtool -S counters that moved in the window (first load; dut2 = second NIC)")
     for row in summary:
         for d, dd in row["drivers"].items():
@@ -483,7 +506,8 @@ def count_main(argv):
         print("\nWhere the DUT vCPU's instructions go (per packet, first load, top functions)")
         for row, d, dd in fns:
             m = next(m for m in dd["loads"] if "functions" in m)
-            print("  %s %s %s %s:" % (row["test"], row["mode"], row["size"], d))
+            print("  %s %s %s %s (the driver module's own functions: %.0f):" % (
+                row["test"], row["mode"], row["size"], d, m.get("driver_module", 0)))
             for name, v in m["functions"][:15]:
                 print("    %8.1f  %s" % (v, name))
     print("\nProjection (not a measurement): ns/packet = net insn / (IPC %.1f x %.1f GHz) + "
