@@ -2,11 +2,12 @@
 """Summarise tools/bench-guest.sh output.
 
 Usage:
-  bench_report.py count [--check] RAW.jsonl MARKS OUT.json HOST_KERNEL QEMU_VERSION
+  bench_report.py count [--check [--expect CELLS]] RAW.jsonl MARKS OUT.json HOST_KERNEL QEMU_VERSION
       the counting benchmark: joins the guest's cell lines with the
       vmxcount plugin's marks; per packet: instructions on the DUT vCPU,
       MMIO writes/reads per BAR register, interrupts; vmx/in-tree ratios.
-      --check: exit 1 unless every cell of every driver has numbers.
+      --check: exit 1 unless every cell of every driver has numbers (the
+      cells in the guest's lines, and CELLS, "TEST:MODE:SIZE ...").
   bench_report.py time RAW.jsonl OUT.json HOST_KERNEL QEMU_VERSION
       the wall-clock benchmark: medians, spread, ratios.
 Prints a table; writes the raw lines and the summary to OUT.json.
@@ -321,9 +322,17 @@ def cell_counts(r, marks, io, hist):
 
 def count_main(argv):
     check = False
-    if argv and argv[0] == "--check":
-        check = True
-        argv = argv[1:]
+    expect = []
+    while argv and argv[0].startswith("--"):
+        if argv[0] == "--check":
+            check = True
+            argv = argv[1:]
+        elif argv[0] == "--expect":
+            # "TEST:MODE:SIZE ..." cells and "DRIVER ..." every one must have
+            expect = [tuple(c.split(":")) for c in argv[1].split()]
+            argv = argv[2:]
+        else:
+            sys.exit("unknown option " + argv[0])
     raw, marksf, out = argv[0], argv[1], argv[2]
     host = argv[3] if len(argv) > 3 else ""
     qemu = argv[4] if len(argv) > 4 else ""
@@ -523,6 +532,7 @@ def count_main(argv):
     print("\nwritten: %s" % out)
     if check:
         want = {(r["test"], r["mode"], r["size"]) for r in rows if r["test"] != "idle"}
+        want |= {(t, m, int(z)) for t, m, z in expect}
         drv = {r["driver"] for r in rows}
         missing = ["%s %s %s %s" % (t + (d,)) for t in sorted(want, key=str) for d in sorted(drv)
                    if t + (d,) not in cells]
