@@ -59,6 +59,14 @@ count_main() {
 	MARK_BIN=$mark MARK_SEQ=0
 	# this script and everything it starts on CPU 1
 	taskset -pc 1 $$ >/dev/null
+	# Quiet CPU 0. With timer migration an idle CPU's timers sit on the
+	# other CPU's timer base: CPU 0 then spun on CPU 1's base lock whenever
+	# the host preempted CPU 1 holding it (2-3.5 M instructions/s in
+	# native_queued_spin_lock_slowpath/lock_timer_base with no traffic, so
+	# the count depended on the host's load). Also no soft-lockup watchdog,
+	# per-CPU vmstat work once a minute.
+	sysctl -qw kernel.timer_migration=0 kernel.watchdog=0 vm.stat_interval=60 ||
+		log "sysctl for a quiet CPU 0 failed"
 	echo 2 > /proc/irq/default_smp_affinity
 	pin_irqs . 2
 	mapfile -t slots < <(pci_ifs)
