@@ -160,8 +160,9 @@ count_stats() {
 	local i tag
 	for i in "$DUT" "$DUT2"; do
 		tag=dut; [ "$i" = "$DUT2" ] && tag=dut2
+		# the in-tree driver repeats its counter names per queue: #N
 		ethtool -S "$i" | awk -v t="$tag" -F: 'NR > 1 { n = $1; gsub(/^ +/, "", n)
-			gsub(/ /, "_", n); print t ":" n, $2 + 0 }'
+			gsub(/ /, "_", n); k = seen[n]++; print t ":" n (k ? "#" k : ""), $2 + 0 }'
 	done
 }
 
