@@ -28,6 +28,241 @@
 # guest read-only for this; 0 when it is not there).
 set -u
 OUT=${1:?usage: bench-guest.sh OUT.jsonl}
+
+# ======================================================================
+# Counting mode (BENCH_MODE=count, the default): exact per-packet costs.
+# Booted by tools/bench.sh with the vmxcount TCG plugin (tools/count/) and
+# three NICs on the hub: vmxnet3 (DUT), vmxnet3 (DUT2, the ndo_xdp_xmit
+# source), virtio (generator, netns hpeer). vmx and the in-tree vmxnet3 are
+# loaded in turn in the order BENCH_ORDER (ABBA); every cell sends a fixed
+# number of packets between two markers (vmx-mark, which the plugin sees),
+# so the plugin's per-vCPU instruction counts and MMIO counts between the
+# markers are the cell's. CPU 0 does the DUT's work only: every interrupt
+# but the DUT's and DUT2's is moved to CPU 1, and this script, pktgen (for
+# the RX cells), xdp-bench and the markers run on CPU 1.
+#
+# Env: BENCH_COUNT_DIR (set by tools/bench.sh: where vmx-mark is),
+#   BENCH_CELLS ("drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64"):
+#     TEST:MODE:SIZE with TEST drop|pass|tx|redirect-cpu (MODE native|skb),
+#     xdp_xmit (MODE native: pktgen into DUT2, xdp-bench redirect DUT2 ->
+#     DUT), skb_tx (MODE -: pktgen on the DUT itself, on CPU 0)
+#   BENCH_PACKETS (20000) per cell, BENCH_PPS (10000): the generator's pace
+#     (bursts of 32; both drivers keep up, so both see the same pattern;
+#     0 = as fast as pktgen goes), BENCH_ORDER ("vmx vmxnet3 vmxnet3 vmx"),
+#   BENCH_IDLE_SECS (2): an idle window per driver load (CPU 0's
+#     instructions per second with no traffic: timer ticks and the like).
+# Output: one JSON line per cell (and per idle window) with the two marker
+# IDs; tools/bench_report.py joins them with the plugin's counts.
+count_main() {
+	local mark=${BENCH_COUNT_DIR:?}/vmx-mark n slots load drv cell
+	[ -x "$mark" ] || { log "no $mark"; exit 2; }
+	MARK_BIN=$mark MARK_SEQ=0
+	# this script and everything it starts on CPU 1
+	taskset -pc 1 $$ >/dev/null
+	# Quiet CPU 0. With timer migration an idle CPU's timers sit on the
+	# other CPU's timer base: CPU 0 then spun on CPU 1's base lock whenever
+	# the host preempted CPU 1 holding it (2-3.5 M instructions/s in
+	# native_queued_spin_lock_slowpath/lock_timer_base with no traffic, so
+	# the count depended on the host's load). Also no soft-lockup watchdog,
+	# per-CPU vmstat work once a minute.
+	sysctl -qw kernel.timer_migration=0 kernel.watchdog=0 vm.stat_interval=60 ||
+		log "sysctl for a quiet CPU 0 failed"
+	echo 2 > /proc/irq/default_smp_affinity
+	pin_irqs . 2
+	mapfile -t slots < <(pci_ifs)
+	[ ${#slots[@]} -ge 3 ] || { log "need 3 NICs, found ${#slots[@]}"; exit 2; }
+	SLOT_DUT=${slots[0]} SLOT_DUT2=${slots[1]}
+	modprobe virtio_net
+	modprobe pktgen
+	sleep 1
+	GEN=$(ifname_of "${slots[2]}")
+	ip netns add hpeer
+	ip link set "$GEN" netns hpeer
+	ip -n hpeer link set "$GEN" name gen
+	ip -n hpeer link set lo up
+	ip -n hpeer link set gen up
+	ip -n hpeer addr add 10.99.0.2/24 dev gen
+	GEN_MAC=$(ip netns exec hpeer cat /sys/class/net/gen/address)
+	pin_irqs . 2
+	load=0
+	for drv in ${BENCH_ORDER:-vmx vmxnet3 vmxnet3 vmx}; do
+		load=$((load + 1))
+		log "load $load: $drv"
+		count_load "$drv" || { log "$drv: no interfaces"; exit 1; }
+		count_idle "$drv" "$load"
+		for cell in ${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}; do
+			IFS=: read -r CT CM CS <<<"$cell"
+			count_cell "$drv" "$load" "$CT" "$CM" "$CS"
+		done
+		rmmod "$drv"
+		sleep 0.5
+	done
+	if dmesg | grep -qE "WARNING:|BUG:|Oops"; then
+		log "kernel warnings during the benchmark:"
+		dmesg | grep -E -A5 "WARNING:|BUG:|Oops" >&2
+	fi
+	log "done"
+}
+
+# vmx_mark: a marker with the next ID (in MARK_SEQ afterwards).
+vmx_mark() {
+	MARK_SEQ=$((MARK_SEQ + 1))
+	"$MARK_BIN" "$MARK_SEQ" || log "vmx-mark $MARK_SEQ failed"
+}
+
+count_load() {
+	case $1 in
+	vmx) insmod "$TOP/vmx.ko" ;;
+	*) modprobe "$1" ;;
+	esac
+	sleep 1
+	DUT=$(ifname_of "$SLOT_DUT")
+	DUT2=$(ifname_of "$SLOT_DUT2")
+	[ -n "$DUT" ] && [ -n "$DUT2" ] || return 1
+	ip addr add 10.99.0.1/24 dev "$DUT"
+	ip link set "$DUT" up
+	ip link set "$DUT2" up
+	pin_irqs "$DUT|$DUT2" 1
+	for _ in $(seq 50); do
+		[ "$(cat "/sys/class/net/$DUT/carrier" 2>/dev/null)" = 1 ] && break
+		sleep 0.2
+	done
+	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
+	DUT2_MAC=$(cat "/sys/class/net/$DUT2/address")
+	# static neighbour: no ARP in the counted windows
+	ip neigh replace 10.99.0.2 lladdr "$GEN_MAC" dev "$DUT" nud permanent
+	ip -n hpeer neigh replace 10.99.0.1 lladdr "$DUT_MAC" dev gen nud permanent
+	# BAR0 and BAR1 of both NICs (the plugin sees physical addresses)
+	BARS=$(for s in "$SLOT_DUT" "$SLOT_DUT2"; do
+		awk 'NR <= 2 { printf "%s-%s ", $1, $2 }' "/sys/bus/pci/devices/$s/resource"
+	done)
+	# for the per-function breakdown (tools/bench_report.py)
+	[ -z "${BENCH_HIST:-}" ] || cp /proc/kallsyms "${OUT%.jsonl}.kallsyms.$1"
+}
+
+# Interrupts per vector of the DUT and DUT2 as "name count" lines.
+count_irqs() {
+	awk -v a="$DUT" -v b="$DUT2" '$1 ~ /^[0-9]+:$/ && ($NF == a || $NF == b ||
+		index($NF, a "-") == 1 || index($NF, b "-") == 1) {
+		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
+		print $NF, s }' /proc/interrupts
+}
+
+# Device-side receive drops (no buffer) of interface $1: vmx dev_rx_nobuf,
+# in-tree vmxnet3 "pkts rx OOB" (per queue).
+count_oob() {
+	ethtool -S "$1" | awk '/^ *(dev_rx_nobuf|pkts rx OOB):/ { s += $NF } END { print s + 0 }'
+}
+
+# ethtool -S counters of the DUT and DUT2 as "dut:name value" lines (spaces
+# in names, as in the in-tree driver's, become _).
+count_stats() {
+	local i tag
+	for i in "$DUT" "$DUT2"; do
+		tag=dut; [ "$i" = "$DUT2" ] && tag=dut2
+		# the in-tree driver repeats its counter names per queue: #N
+		ethtool -S "$i" | awk -v t="$tag" -F: 'NR > 1 { n = $1; gsub(/^ +/, "", n)
+			gsub(/ /, "_", n); k = seen[n]++; print t ":" n (k ? "#" k : ""), $2 + 0 }'
+	done
+}
+
+# JSON object of the changed counters between two "name value" snapshots.
+irq_json() {
+	awk 'BEGIN { printf "{" } FNR == NR { b[$1] = $2; next } $2 != b[$1] {
+		printf "%s\"%s\":%d", n++ ? "," : "", $1, $2 - b[$1] } END { print "}" }' "$1" "$2"
+}
+
+count_idle() {
+	local a b t0 t1
+	vmx_mark; a=$MARK_SEQ; t0=$(date +%s.%N)
+	sleep "${BENCH_IDLE_SECS:-2}"
+	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
+	emit "{\"driver\":\"$1\",\"load\":$2,\"test\":\"idle\",\"mode\":\"-\",\"size\":0,\"packets\":0,\"mark0\":$a,\"mark1\":$b,\"secs\":$(echo "$t1 - $t0" | bc)}"
+}
+
+# count_pktgen IFACE THREAD DST_MAC SIZE COUNT PPS NETNS-CMD...: set up
+# pktgen thread THREAD to send COUNT packets from IFACE (outside the counted
+# window: each command here forks, and CPU 0 idles meanwhile).
+count_pktgen() {
+	local ifn=$1 thr=$2 mac=$3 size=$4 count=$5 pps=$6 delay=0 dst=10.99.0.2
+	shift 6
+	[ "$pps" -gt 0 ] && delay=$((32 * 1000000000 / pps))
+	[ "$ifn" = gen ] && dst=10.99.0.1
+	"$@" bash -c "
+		p=/proc/net/pktgen/$ifn
+		echo rem_device_all > /proc/net/pktgen/$thr
+		echo add_device $ifn > /proc/net/pktgen/$thr
+		echo 'count $count' > \$p; echo 'delay $delay' > \$p
+		echo 'clone_skb 1000' > \$p; echo 'burst 32' > \$p
+		echo 'pkt_size $((size - 4))' > \$p
+		echo 'dst $dst' > \$p; echo 'dst_mac $mac' > \$p
+		echo 'udp_dst_min 9' > \$p; echo 'udp_dst_max 9' > \$p"
+}
+
+# count_pktgen_sent IFACE THREAD NETNS-CMD...: packets sent; frees the thread.
+count_pktgen_sent() {
+	local ifn=$1 thr=$2
+	shift 2
+	"$@" bash -c "sed -n 's/.*pkts-sofar: *\([0-9]*\).*/\1/p' /proc/net/pktgen/$ifn | head -n1
+		echo rem_device_all > /proc/net/pktgen/$thr"
+}
+
+count_cell() { # driver load test mode size
+	local drv=$1 load=$2 t=$3 mode=$4 size=$5 n=${BENCH_PACKETS:-20000}
+	local pps=${BENCH_PPS:-10000} rxif=$DUT rxmac=$DUT_MAC xb=() pid="" i
+	local a b t0 t1 sent oob0 oob1 back0 back1 pg pgns
+	case $t in
+	drop|pass|tx) xb=("$t" -m "$mode" "$DUT") ;;
+	redirect-cpu) xb=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
+	xdp_xmit) xb=(redirect "$DUT2" "$DUT"); rxif=$DUT2; rxmac=$DUT2_MAC ;;
+	skb_tx) ;;
+	*) log "unknown cell $t"; return ;;
+	esac
+	if [ ${#xb[@]} -gt 0 ]; then
+		xdp-bench "${xb[@]}" -i 3600 >/tmp/xdp-bench.out 2>&1 &
+		pid=$!
+		for i in $(seq 100); do
+			ip link show "$rxif" | grep -q "xdp" && break
+			sleep 0.1
+		done
+		sleep 0.5
+	fi
+	count_irqs > /tmp/irq0
+	count_stats > /tmp/est0
+	oob0=$(count_oob "$rxif")
+	back0=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
+	if [ "$t" = skb_tx ]; then
+		# the generator is the DUT's own pktgen thread on CPU 0
+		pg=("$DUT" kpktgend_0) pgns=(env)
+		count_pktgen "${pg[@]}" "$GEN_MAC" "$size" "$n" "$pps" "${pgns[@]}"
+	else
+		pg=(gen kpktgend_1) pgns=(ip netns exec hpeer)
+		count_pktgen "${pg[@]}" "$rxmac" "$size" "$n" "$pps" "${pgns[@]}"
+	fi
+	vmx_mark; a=$MARK_SEQ; t0=$(date +%s.%N)
+	"${pgns[@]}" bash -c 'echo start > /proc/net/pktgen/pgctrl'
+	# let the last frames through the DUT (and back to the generator)
+	sleep 0.2
+	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
+	sent=$(count_pktgen_sent "${pg[@]}" "${pgns[@]}")
+	count_irqs > /tmp/irq1
+	count_stats > /tmp/est1
+	oob1=$(count_oob "$rxif")
+	back1=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
+	if [ -n "$pid" ]; then
+		kill -INT "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		for i in "$DUT" "$DUT2"; do
+			ip link set dev "$i" xdp off 2>/dev/null
+			ip link set dev "$i" xdpgeneric off 2>/dev/null
+		done
+		if grep -qiE 'error|fail|usage' /tmp/xdp-bench.out; then
+			log "xdp-bench ${xb[*]}:"; sed 's/^/  /' /tmp/xdp-bench.out >&2
+		fi
+	fi
+	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"packets\":${sent:-0},\"pps\":$pps,\"dev_nobuf\":$((oob1 - oob0)),\"back\":$((back1 - back0)),\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(echo "$t1 - $t0" | bc)}"
+}
+
 ROUNDS=${BENCH_ROUNDS:-3}
 SECS=${BENCH_SECS:-5}
 SIZES=${BENCH_SIZES:-64 512}
@@ -85,18 +320,33 @@ pci_ifs() { # driver-independent: list "pciaddr" of every NIC in PCI order
 		[ "$c" = 0x020000 ] && basename "$d"
 	done | sort
 }
+ifname_of() { # virtio NICs hang one level deeper, under virtioN/
+	local n
+	for n in "/sys/bus/pci/devices/$1/net/"* "/sys/bus/pci/devices/$1/"virtio*/net/*; do
+		[ -e "$n" ] && { echo "${n##*/}"; return; }
+	done
+}
+# pin_irqs REGEX MASK: every interrupt whose name matches REGEX to CPUs MASK.
+pin_irqs() {
+	local irq
+	while read -r irq; do
+		echo "$2" > "/proc/irq/$irq/smp_affinity" 2>/dev/null
+	done < <(awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d { sub(":", "", $1); print $1 }' /proc/interrupts)
+}
+
+if [ "${BENCH_MODE:-count}" = count ]; then
+	count_main
+	exit 0
+fi
 mapfile -t SLOTS < <(pci_ifs)
 [ ${#SLOTS[@]} -ge 5 ] || { log "need 5 NICs, found ${#SLOTS[@]}"; exit 2; }
-ifname_of() { # virtio NICs hang one level deeper, under virtioN/
-	ls "/sys/bus/pci/devices/$1/net" "/sys/bus/pci/devices/$1/"virtio*/net \
-		2>/dev/null | grep -v ':$' | grep . | head -n1
-}
 
 modprobe virtio_net
 modprobe pktgen
 sleep 1
 GEN=$(ifname_of "${SLOTS[4]}")
-GEN_VIRTIO=$(basename "$(ls -d "/sys/bus/pci/devices/${SLOTS[4]}"/virtio* | head -n1)")
+GEN_VIRTIO=
+for v in "/sys/bus/pci/devices/${SLOTS[4]}"/virtio*; do GEN_VIRTIO=${v##*/}; break; done
 TPEER=$(ifname_of "${SLOTS[1]}")
 ip link set "$GEN" up
 ip netns add peer
@@ -113,13 +363,6 @@ ip -n hpeer link set lo up
 ip -n hpeer link set gen up
 ip -n hpeer addr add 10.99.0.2/24 dev gen
 
-# pin_irqs REGEX MASK: every interrupt whose name matches REGEX to CPUs MASK.
-pin_irqs() {
-	local irq
-	for irq in $(awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d { sub(":", "", $1); print $1 }' /proc/interrupts); do
-		echo "$2" > "/proc/irq/$irq/smp_affinity" 2>/dev/null
-	done
-}
 
 load_driver() {
 	local i
@@ -145,7 +388,7 @@ load_driver() {
 	pin_irqs "$DUT|$DUT2" 1
 	pin_irqs "^$GEN_VIRTIO-" 2
 	for _ in $(seq 50); do
-		[ "$(cat /sys/class/net/$DUT/carrier 2>/dev/null)" = 1 ] && break
+		[ "$(cat "/sys/class/net/$DUT/carrier" 2>/dev/null)" = 1 ] && break
 		sleep 0.2
 	done
 	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
@@ -260,17 +503,19 @@ xdp_cell() { # size dst_mac ifname command args...
 		grep -oE "[0-9][0-9,]* ${XB_UNIT:-rx/s}" | tr -d , |
 		awk '{ s += $1; n++ } END { if (n) print int(s / n) }')
 	if [ -n "${BENCH_KEEP:-}" ]; then
-		echo "== $size $* (rates from lines $((l0 + 1))..$l1; $a -> $b)" >> "$BENCH_KEEP"
-		cat "$XB_OUT" >> "$BENCH_KEEP"
-		paste /tmp/irq0 /tmp/irq1 | awk '{ print "irq", $1, $NF, $2 + 0, $3 + 0, "->", $(NF/2+2) + 0, $(NF/2+3) + 0 }' >> "$BENCH_KEEP"
-		# the counters of the receiving NIC that moved in the window
-		# (names may hold spaces: the in-tree driver's "pkts rx out of buf")
-		paste /tmp/est0 /tmp/est1 2>/dev/null | tr '\t' '\n' |
-			sed -E 's/^ +//; s/ /_/g; s/:_*/ /' | paste - - |
-			awk -v i="$ifn" 'NF == 4 && $4 != $2 { print "stat", i, $1, $4 - $2 }' >> "$BENCH_KEEP"
-		[ -z "${BENCH_PERF:-}" ] ||
-			perf report -i /tmp/perf.data --no-children --percent-limit "${BENCH_PERF_LIMIT:-1.5}" \
-				--stdio -g none 2>/dev/null | grep -v '^#' | grep . >> "$BENCH_KEEP"
+		{
+			echo "== $size $* (rates from lines $((l0 + 1))..$l1; $a -> $b)"
+			cat "$XB_OUT"
+			paste /tmp/irq0 /tmp/irq1 | awk '{ print "irq", $1, $NF, $2 + 0, $3 + 0, "->", $(NF/2+2) + 0, $(NF/2+3) + 0 }'
+			# the counters of the receiving NIC that moved in the window
+			# (names may hold spaces: the in-tree driver's "pkts rx out of buf")
+			paste /tmp/est0 /tmp/est1 2>/dev/null | tr '\t' '\n' |
+				sed -E 's/^ +//; s/ /_/g; s/:_*/ /' | paste - - |
+				awk -v i="$ifn" 'NF == 4 && $4 != $2 { print "stat", i, $1, $4 - $2 }'
+			[ -z "${BENCH_PERF:-}" ] ||
+				perf report -i /tmp/perf.data --no-children --percent-limit "${BENCH_PERF_LIMIT:-1.5}" \
+					--stdio -g none 2>/dev/null | grep -v '^#' | grep .
+		} >> "$BENCH_KEEP"
 	fi
 	if [ -z "$handled" ]; then
 		log "no rate from xdp-bench $*:"
@@ -293,7 +538,7 @@ tcp_cell() { # ns dst dut-if peer-if mtu dir(-R or "")
 	sleep 0.5
 	ip netns exec "$ns" iperf3 -s -D -1 -p 5301
 	sleep 0.5
-	r=$(timeout 30 iperf3 -c "$dst" -p 5301 -t "$SECS" $dir -J 2>/dev/null |
+	r=$(timeout 30 iperf3 -c "$dst" -p 5301 -t "$SECS" ${dir:+"$dir"} -J 2>/dev/null |
 	    python3 -c 'import json,sys
 try: print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6, 1))
 except Exception: print(0)')

@@ -1,23 +1,75 @@
 #!/usr/bin/env bash
 # bench.sh - `make bench`: vmx against the in-tree vmxnet3, same guest, same
-# generator, drivers loaded in turn, several rounds. Not a pass/fail test.
+# packets. Not a pass/fail test.
 #
-# Usage: tools/bench.sh [--quick]
-#   --quick   one round, 1 s cells, 64-byte frames, no TCP (a smoke run)
-# Env: BENCH_ROUNDS, BENCH_SECS, BENCH_SIZES, BENCH_DRIVERS, BENCH_TCP,
-#      BENCH_MTUS (see tools/bench-guest.sh), BENCH_KERNEL (default 6.12).
-# Output: a table on stdout and results/bench-<stamp>.json (raw lines and
-# medians); the guest logs are results/bench-<stamp>-r<round>.log.
+# Usage: tools/bench.sh [--quick | --time [--quick]]
+#   (default) counting: exact per-packet costs from the vmxcount TCG plugin
+#             (tools/count/): guest instructions on the DUT's vCPU, MMIO
+#             reads/writes per BAR register, interrupts per vector, for a
+#             fixed number of packets per cell, the drivers loaded ABBA in
+#             one guest (tools/bench-guest.sh count_main).
+#   --quick   the counting smoke (~2 min): every default cell once per
+#             driver with few packets; fails unless every cell has numbers
+#   --time    the older wall-clock benchmark (generator-bound on TCG),
+#             several rounds; with --quick one round, 1 s cells, 64 bytes
+# Env (counting): BENCH_CELLS, BENCH_PACKETS, BENCH_PPS, BENCH_ORDER (see
+#      tools/bench-guest.sh), BENCH_HIST=1 (per-function histogram of the
+#      DUT vCPU per cell, from /proc/kallsyms), BENCH_KERNEL (default 6.12).
+#      (timing): BENCH_ROUNDS, BENCH_SECS, BENCH_SIZES, BENCH_DRIVERS,
+#      BENCH_TCP, BENCH_MTUS.
+# Output: a table on stdout and results/count-<stamp>.json (or
+# results/bench-<stamp>.json for --time); raw files next to it.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
-if [ "${1:-}" = --quick ]; then
+MODE=count
+if [ "${1:-}" = --time ]; then
+	MODE="time"
+	shift
+fi
+QUICK=0
+[ "${1:-}" = --quick ] && QUICK=1
+if [ $MODE = time ] && [ $QUICK = 1 ]; then
 	export BENCH_ROUNDS=1 BENCH_SECS=1 BENCH_SIZES=64 BENCH_TCP=0
 fi
-tools/setup.sh
+[ -n "${BENCH_NO_SETUP:-}" ] || tools/setup.sh
 make -s modules >/dev/null
 mkdir -p results
 stamp=$(date +%Y%m%d-%H%M%S)
+qemu_version=$(qemu-system-x86_64 --version | head -n1)
+
+if [ $MODE = count ]; then
+	if [ $QUICK = 1 ]; then
+		export BENCH_PACKETS=${BENCH_PACKETS:-3000} BENCH_ORDER=${BENCH_ORDER:-vmx vmxnet3}
+		export BENCH_IDLE_SECS=${BENCH_IDLE_SECS:-1}
+	fi
+	# the default cells (tools/bench-guest.sh): the smoke checks each has numbers
+	export BENCH_CELLS=${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}
+	plug=$(tools/count/build.sh "$(command -v qemu-system-x86_64)")
+	base=$TOP/results/count-$stamp
+	hist=""
+	[ -z "${BENCH_HIST:-}" ] || hist=,hist=0
+	envs=(--env "BENCH_MODE=count" --env "BENCH_COUNT_DIR=$plug")
+	for v in $(compgen -e | grep '^BENCH_'); do
+		envs+=(--env "$v=${!v}")
+	done
+	rc=0
+	tools/vm.sh --kernel "${BENCH_KERNEL:-6.12}" "${envs[@]}" \
+		--qemu "-plugin $plug/vmxcount.so,out=$base.marks$hist" \
+		--nic vmxnet3 --nic vmxnet3 --nic virtio --timeout "${BENCH_TIMEOUT:-3600}" \
+		--quiet --log "$base.log" -- tools/bench-guest.sh "$base.jsonl" || rc=$?
+	if [ $rc != 0 ]; then
+		echo "bench: guest failed ($rc), see $base.log" >&2
+		grep -m3 -E 'BUG:|Oops|RIP:' "$base.log" >&2
+	fi
+	[ -s "$base.jsonl" ] || { echo "bench: no measurement" >&2; exit 1; }
+	check=()
+	[ $QUICK = 0 ] || check=(--check --expect "$BENCH_CELLS")
+	python3 tools/bench_report.py count "${check[@]}" "$base.jsonl" "$base.marks" "$base.json" \
+		"$(uname -r)" "$qemu_version" || exit 1
+	exit $rc
+fi
+
 raw=results/bench-$stamp.jsonl
 # One guest per round, both drivers loaded in turn in it: a guest that
 # crashes (TCG has been seen to oops under either driver) costs one round,
@@ -29,7 +81,7 @@ for v in $(compgen -e | grep '^BENCH_' | grep -v '^BENCH_ROUNDS$'); do
 done
 failed=0
 for r in $(seq "$rounds"); do
-	tools/vm.sh --kernel "${BENCH_KERNEL:-6.12}" --tap --hostproc "${envs[@]}" \
+	tools/vm.sh --env BENCH_MODE=time --kernel "${BENCH_KERNEL:-6.12}" --tap --hostproc "${envs[@]}" \
 		--env BENCH_ROUNDS=1 --env BENCH_FIRST_ROUND="$r" \
 		--nic vmxnet3 --nic vmxnet3 --nic virtio --timeout 3600 --quiet \
 		--log "results/bench-$stamp-r$r.log" -- tools/bench-guest.sh "$raw" ||
@@ -41,5 +93,5 @@ for r in $(seq "$rounds"); do
 done
 [ -s "$raw" ] || { echo "bench: no measurement" >&2; exit 1; }
 [ "$failed" = 0 ] || echo "bench: $failed of $rounds rounds ended in a guest crash" >&2
-python3 tools/bench_report.py "$raw" "results/bench-$stamp.json" \
-	"$(uname -r)" "$(qemu-system-x86_64 --version | head -n1)"
+python3 tools/bench_report.py time "$raw" "results/bench-$stamp.json" \
+	"$(uname -r)" "$qemu_version"
