@@ -75,13 +75,7 @@ count_main() {
 	modprobe virtio_net
 	modprobe pktgen
 	sleep 1
-	GEN=$(ifname_of "${slots[2]}")
-	ip netns add hpeer
-	ip link set "$GEN" netns hpeer
-	ip -n hpeer link set "$GEN" name gen
-	ip -n hpeer link set lo up
-	ip -n hpeer link set gen up
-	ip -n hpeer addr add 10.99.0.2/24 dev gen
+	hpeer_setup "$(ifname_of "${slots[2]}")"
 	GEN_MAC=$(ip netns exec hpeer cat /sys/class/net/gen/address)
 	pin_irqs . 2
 	load=0
@@ -111,11 +105,7 @@ vmx_mark() {
 }
 
 count_load() {
-	case $1 in
-	vmx) insmod "$TOP/vmx.ko" ;;
-	*) modprobe "$1" ;;
-	esac
-	sleep 1
+	driver_insert "$1"
 	DUT=$(ifname_of "$SLOT_DUT")
 	DUT2=$(ifname_of "$SLOT_DUT2")
 	[ -n "$DUT" ] && [ -n "$DUT2" ] || return 1
@@ -123,12 +113,7 @@ count_load() {
 	ip link set "$DUT" up
 	ip link set "$DUT2" up
 	pin_irqs "$DUT|$DUT2" 1
-	for _ in $(seq 50); do
-		[ "$(cat "/sys/class/net/$DUT/carrier" 2>/dev/null)" = 1 ] && break
-		sleep 0.2
-	done
-	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
-	DUT2_MAC=$(cat "/sys/class/net/$DUT2/address")
+	dut_carrier_macs
 	# static neighbour: no ARP in the counted windows
 	ip neigh replace 10.99.0.2 lladdr "$GEN_MAC" dev "$DUT" nud permanent
 	ip -n hpeer neigh replace 10.99.0.1 lladdr "$DUT_MAC" dev gen nud permanent
@@ -221,11 +206,7 @@ count_cell() { # driver load test mode size
 	if [ ${#xb[@]} -gt 0 ]; then
 		xdp-bench "${xb[@]}" -i 3600 >/tmp/xdp-bench.out 2>&1 &
 		pid=$!
-		for i in $(seq 100); do
-			ip link show "$rxif" | grep -q "xdp" && break
-			sleep 0.1
-		done
-		sleep 0.5
+		xdp_wait "$rxif"
 	fi
 	count_irqs > /tmp/irq0
 	count_stats > /tmp/est0
@@ -250,12 +231,7 @@ count_cell() { # driver load test mode size
 	oob1=$(count_oob "$rxif")
 	back1=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
 	if [ -n "$pid" ]; then
-		kill -INT "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		for i in "$DUT" "$DUT2"; do
-			ip link set dev "$i" xdp off 2>/dev/null
-			ip link set dev "$i" xdpgeneric off 2>/dev/null
-		done
+		xdp_stop "$pid"
 		if grep -qiE 'error|fail|usage' /tmp/xdp-bench.out; then
 			log "xdp-bench ${xb[*]}:"; sed 's/^/  /' /tmp/xdp-bench.out >&2
 		fi
@@ -334,6 +310,57 @@ pin_irqs() {
 	done < <(awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d { sub(":", "", $1); print $1 }' /proc/interrupts)
 }
 
+# driver_insert DRIVER: load vmx (this tree's vmx.ko) or an in-tree module.
+driver_insert() {
+	case $1 in
+	vmx) insmod "$TOP/vmx.ko" ;;
+	*) modprobe "$1" ;;
+	esac
+	sleep 1
+}
+
+# hpeer_setup IFACE: the generator NIC into netns hpeer as "gen", 10.99.0.2.
+hpeer_setup() {
+	ip netns add hpeer
+	ip link set "$1" netns hpeer
+	ip -n hpeer link set "$1" name gen
+	ip -n hpeer link set lo up
+	ip -n hpeer link set gen up
+	ip -n hpeer addr add 10.99.0.2/24 dev gen
+}
+
+# dut_carrier_macs: wait for the DUT's carrier; DUT_MAC, DUT2_MAC.
+dut_carrier_macs() {
+	for _ in $(seq 50); do
+		[ "$(cat "/sys/class/net/$DUT/carrier" 2>/dev/null)" = 1 ] && break
+		sleep 0.2
+	done
+	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
+	DUT2_MAC=$(cat "/sys/class/net/$DUT2/address")
+}
+
+# xdp_wait IF: until xdp-bench's program is on IF, and half a second more.
+xdp_wait() {
+	local i
+	for i in $(seq 100); do
+		ip link show "$1" | grep -q "xdp" && break
+		sleep 0.1
+	done
+	sleep 0.5
+}
+
+# xdp_stop PID: stop xdp-bench PID; never leave a program behind for the
+# next cell.
+xdp_stop() {
+	local i
+	kill -INT "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	for i in "$DUT" "$DUT2"; do
+		ip link set dev "$i" xdp off 2>/dev/null
+		ip link set dev "$i" xdpgeneric off 2>/dev/null
+	done
+}
+
 if [ "${BENCH_MODE:-count}" = count ]; then
 	count_main
 	exit 0
@@ -356,21 +383,12 @@ ip -n peer link set lo up
 ip -n peer link set tpeer mtu 9000 up
 ip -n peer addr add 10.98.0.2/24 dev tpeer
 # The generator also serves as the hub TCP peer, in its own netns.
-ip netns add hpeer
-ip link set "$GEN" netns hpeer
-ip -n hpeer link set "$GEN" name gen
-ip -n hpeer link set lo up
-ip -n hpeer link set gen up
-ip -n hpeer addr add 10.99.0.2/24 dev gen
+hpeer_setup "$GEN"
 
 
 load_driver() {
 	local i
-	case $1 in
-	vmx) insmod "$TOP/vmx.ko" ;;
-	*) modprobe "$1" ;;
-	esac
-	sleep 1
+	driver_insert "$1"
 	TDUT=$(ifname_of "${SLOTS[0]}")
 	DUT=$(ifname_of "${SLOTS[2]}")
 	DUT2=$(ifname_of "${SLOTS[3]}")
@@ -387,12 +405,7 @@ load_driver() {
 	# take the XDP_TX and redirected frames back) on CPU 1.
 	pin_irqs "$DUT|$DUT2" 1
 	pin_irqs "^$GEN_VIRTIO-" 2
-	for _ in $(seq 50); do
-		[ "$(cat "/sys/class/net/$DUT/carrier" 2>/dev/null)" = 1 ] && break
-		sleep 0.2
-	done
-	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
-	DUT2_MAC=$(cat "/sys/class/net/$DUT2/address")
+	dut_carrier_macs
 }
 
 unload_driver() {
@@ -467,11 +480,7 @@ xdp_cell() { # size dst_mac ifname command args...
 	# line-buffered: the per-second lines are counted while it runs
 	stdbuf -oL xdp-bench "$@" -i 1 > "$XB_OUT" 2>&1 &
 	pid=$!
-	for i in $(seq 100); do
-		ip link show "$ifn" | grep -q "xdp" && break
-		sleep 0.1
-	done
-	sleep 0.5
+	xdp_wait "$ifn"
 	pg_start "$size" "$mac" "${CELL_RATE:-}"
 	sleep 1
 	l0=$(wc -l < "$XB_OUT"); a=$(cell_snap)
@@ -492,13 +501,7 @@ xdp_cell() { # size dst_mac ifname command args...
 	fi
 	pg_stop
 	sleep 0.5
-	kill -INT "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	# never leave a program behind for the next cell
-	for i in "$DUT" "$DUT2"; do
-		ip link set dev "$i" xdp off 2>/dev/null
-		ip link set dev "$i" xdpgeneric off 2>/dev/null
-	done
+	xdp_stop "$pid"
 	handled=$(sed -n "$((l0 + 1)),${l1}p" "$XB_OUT" | grep -E '^[^ ]' |
 		grep -oE "[0-9][0-9,]* ${XB_UNIT:-rx/s}" | tr -d , |
 		awk '{ s += $1; n++ } END { if (n) print int(s / n) }')
