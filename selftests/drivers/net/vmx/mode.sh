@@ -166,8 +166,14 @@ mode_monitor() {
 }
 
 # qom-get's answer for a property value as vm.sh wrote it (on/off are
-# bools, which qom-get prints as true/false).
-_qom_value() { case "$1" in on) echo true ;; off) echo false ;; *) echo "$1" ;; esac; }
+# bools, which qom-get prints as true/false; numbers it prints in decimal).
+_qom_value() {
+	case "$1" in
+	on) echo true ;; off) echo false ;;
+	0x[0-9a-fA-F]*) echo $(($1)) ;;
+	*) echo "$1" ;;
+	esac
+}
 
 mode_testdev() {
 	local n p v w got rc=0 a
