@@ -254,6 +254,11 @@ mount -t tmpfs -o mode=0755 tmpfs /run
 mkdir -p /dev/pts /dev/shm /run/vmx /run/lock
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+# what udev would make: bash process substitution (<(...)) needs /dev/fd
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
