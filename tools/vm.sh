@@ -7,7 +7,12 @@
 # Options:
 #   --kernel K      6.12 | 6.1 | <full version>   (default: newest 6.12 in /boot)
 #                   "6.1" picks the newest /boot/vmlinuz-6.1.*; a full version
-#                   such as 6.12.95+deb12-amd64 is used as is.
+#                   such as 6.12.95+deb12-amd64 is used as is. "debug" is
+#                   the project's debug 6.12 (KASAN, lockdep, kmemleak,
+#                   DMA-API debug, fault injection), cached by
+#                   tools/kernels/build.sh (make kernels); it is never
+#                   built here. The guest sees its modules at
+#                   /lib/modules/$(uname -r) (a link to the cache).
 #   --nic TYPE      vmxnet3 | vmxnet3t[:PROP=VAL,...] | virtio; repeatable, in
 #                   PCI order. All these NICs join one QEMU hub (hubid 0): a
 #                   private wire inside the guest. vmxnet3t is the project's
@@ -188,11 +193,25 @@ resolve_kernel() {
 	[ -n "$best" ] || return 1
 	echo "$best"
 }
-KVER=$(resolve_kernel "$KERNEL") ||
-	fatal "no installed kernel matches '$KERNEL' (have: $(cd /boot && ls vmlinuz-* 2>/dev/null | sed 's/vmlinuz-//' | tr '\n' ' ')); run tools/setup.sh"
-VMLINUZ=/boot/vmlinuz-$KVER
+# MODROOT: where lib/modules/$KVER is ("" = /); the guest links it into place.
+MODROOT=
+# the initramfs cache's name: one per kernel build
+INITRD_NAME=
+if [ "$KERNEL" = debug ]; then
+	kdir=$("$TOOLS_DIR/kernels/build.sh" --cached) ||
+		fatal "the debug kernel is not built: run make kernels (tools/kernels/build.sh)"
+	KVER=$(cat "$kdir/kver")
+	VMLINUZ=$kdir/bzImage
+	MODROOT=$kdir/modules
+	INITRD_NAME=${kdir##*/}
+else
+	KVER=$(resolve_kernel "$KERNEL") ||
+		fatal "no installed kernel matches '$KERNEL' (have: $(cd /boot && ls vmlinuz-* 2>/dev/null | sed 's/vmlinuz-//' | tr '\n' ' ')); run tools/setup.sh"
+	VMLINUZ=/boot/vmlinuz-$KVER
+fi
+MODDIR=$MODROOT/lib/modules/$KVER
 [ -r "$VMLINUZ" ] || fatal "$VMLINUZ not readable"
-[ -d "/lib/modules/$KVER" ] || fatal "/lib/modules/$KVER missing"
+[ -d "$MODDIR" ] || fatal "$MODDIR missing"
 # QEMU binary: VMX_QEMU overrides; a guest with a test-device NIC runs the
 # test device's QEMU (tools/testdev/build.sh builds it once, then prints
 # the cached binary).
@@ -264,6 +283,10 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
 . /run/vmx/env
+# a kernel whose modules are not in the host's /lib/modules (--kernel debug)
+if [ -n "${VMX_GUEST_MODDIR:-}" ] && [ ! -e "/lib/modules/$(uname -r)" ]; then
+	ln -s "$VMX_GUEST_MODDIR" "/lib/modules/$(uname -r)"
+fi
 # the checkout may live under /tmp or /run, now fresh tmpfs mounts
 mkdir -p "$VMX_GUEST_PROJ"
 mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
@@ -315,7 +338,7 @@ build_initramfs() {
 			case "$seen" in *" $f "*) continue ;; esac
 			seen="$seen$f "
 			list+=("$f")
-		done < <(modprobe --show-depends -S "$KVER" "$m" 2>/dev/null)
+		done < <(modprobe --show-depends -S "$KVER" ${MODROOT:+-d "$MODROOT"} "$m" 2>/dev/null)
 	done
 	[ ${#list[@]} -gt 0 ] || { echo "$ME: no 9p modules for $KVER" >&2; return 1; }
 	: >"$tmp/modules.list"
@@ -337,12 +360,12 @@ build_initramfs() {
 CACHE=$PROJ/.cache
 mkdir -p "$CACHE/initramfs" "$CACHE/runs" || fatal "cannot create $CACHE"
 [ -e "$CACHE/.gitignore" ] || echo '*' >"$CACHE/.gitignore"
-INITRD=$CACHE/initramfs/$KVER.cpio.gz
+INITRD=$CACHE/initramfs/${INITRD_NAME:-$KVER}.cpio.gz
 stale=0
 if [ ! -s "$INITRD" ]; then
 	stale=1
 else
-	for f in "${BASH_SOURCE[0]}" /bin/busybox "/lib/modules/$KVER/modules.dep"; do
+	for f in "${BASH_SOURCE[0]}" /bin/busybox "$MODDIR/modules.dep"; do
 		[ "$f" -nt "$INITRD" ] && stale=1
 	done
 fi
@@ -395,6 +418,7 @@ testdev_nics() {
 		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
 	done
 	echo "export VMX_GUEST_MONITOR=$GUEST_MON"
+	[ -n "$MODROOT" ] && printf 'export VMX_GUEST_MODDIR=%q\n' "$MODDIR"
 } >"$RUN/env"
 if [ ${#CMD[@]} -gt 0 ]; then
 	{ printf '%q ' "${CMD[@]}"; echo; } >"$RUN/cmd"
