@@ -26,7 +26,8 @@
 #   build.log     the build's output; build.time the seconds each step took
 #   ok            written last: the build is complete
 # The build runs niced (nice -n 19, ionice idle), -j$VMX_KERNEL_JOBS
-# (default 2): test guests share the same cores.
+# (default 2): test guests share the same cores. An interrupted build
+# (no ok) whose configuration was complete is resumed by the next run.
 set -euo pipefail
 
 ME=kernels/build.sh
@@ -77,13 +78,22 @@ if [ -e "$D/ok" ]; then
 	echo "$D"; exit 0
 fi
 
-# A fresh start: a half-done earlier attempt is thrown away.
-rm -rf "$D"
-mkdir -p "$D"
 LOG=$D/build.log
-: >"$LOG"
-: >"$D/build.time"
-say "building $ID in $D (log: $LOG)"
+# An interrupted build whose configuration was complete (config saved and
+# still the tree's .config) goes on where make stopped; anything else
+# starts afresh.
+resume=0
+if [ -s "$D/config" ] && cmp -s "$D/config" "$D/src/.config"; then
+	resume=1
+	say "resuming the interrupted build in $D (log: $LOG)"
+	echo "== resumed $(date -u +%FT%TZ)" >>"$LOG"
+else
+	rm -rf "$D"
+	mkdir -p "$D"
+	: >"$LOG"
+	: >"$D/build.time"
+	say "building $ID in $D (log: $LOG)"
+fi
 NICE=(nice -n 19)
 command -v ionice >/dev/null && NICE+=(ionice -c 3)
 # step NAME CMD...: run CMD in src/ into the log, timing it
@@ -100,6 +110,7 @@ step() {
 MAKE=("${NICE[@]}" make -j"$JOBS")
 
 t0=$(date +%s)
+if [ $resume = 0 ]; then
 mkdir -p "$D/src"
 say "unpacking $TARBALL"
 "${NICE[@]}" tar -xJf "$TARBALL" -C "$D/src" --strip-components=1 || die "unpacking failed"
@@ -133,6 +144,7 @@ while IFS= read -r line; do
 done <"$FRAGMENT"
 [ $bad = 0 ] || die "debug.config did not fully apply (see above)"
 cp "$D/src/.config" "$D/config"
+fi
 
 step build "${MAKE[@]}" bzImage modules
 KVER=$(make -s -C "$D/src" kernelrelease)
@@ -142,7 +154,7 @@ ln -sfn "$D/src" "$D/modules/lib/modules/$KVER/build"
 rm -f "$D/modules/lib/modules/$KVER/source"
 cp "$D/src/arch/x86/boot/bzImage" "$D/bzImage"
 echo "$KVER" >"$D/kver"
-echo "total $(( $(date +%s) - t0 ))" >>"$D/build.time"
+echo "total $(( $(date +%s) - t0 ))$([ $resume = 1 ] && echo ' (resumed)')" >>"$D/build.time"
 date -u +%FT%TZ >"$D/ok"
 say "built $KVER in $(( ($(date +%s) - t0) / 60 )) min: $D"
 echo "$D"
