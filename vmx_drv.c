@@ -1738,6 +1738,7 @@ static int vmx_suspend(struct device *dev)
 	struct net_device *nd = vp->netdev;
 
 	cancel_work_sync(&vp->reset_work);
+	cancel_work_sync(&vp->event_work);
 	rtnl_lock();
 	netif_device_detach(nd);
 	if (netif_running(nd))
