@@ -14,6 +14,7 @@
 #                        every test on the test device, test device on taps)
 #   make deb             the vmx-dkms Debian package (build/deb/)
 #   make bench           the benchmark (not a test)
+#   make kernels         the debug 6.12 kernel (tools/kernels; not in make test)
 
 SRC := $(CURDIR)
 KVER_RUNNING := $(shell uname -r)
@@ -28,7 +29,7 @@ ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
 SOURCES := Kbuild VERSION vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
 	   vmx.h vmx_defs.h vmx_compat.h
 
-.PHONY: all modules all-kernels check clean demo test test-extra deb bench setup
+.PHONY: all modules all-kernels check clean demo test test-extra deb bench setup kernels
 
 all: modules
 
@@ -72,6 +73,11 @@ deb:
 
 bench:
 	tools/bench.sh
+
+# the debug 6.12 kernel (KASAN, lockdep, kmemleak, DMA-API debug, fault
+# injection), cached in /var/cache/vmx-kernels; tools/vm.sh --kernel debug
+kernels:
+	tools/kernels/build.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(SRC) clean
