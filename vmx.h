@@ -459,6 +459,7 @@ void vmx_rxq_read_stats(struct vmx_rxq *rxq, u64 *out);
 void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out);
 
 /* vmx_drv.c: device configuration the ethtool side changes */
+void vmx_rss_default(struct vmx_priv *vp);
 void vmx_rss_update(struct vmx_priv *vp);
 u32 vmx_rss_fields_apply(struct vmx_priv *vp);
 void vmx_coal_apply(struct vmx_priv *vp);

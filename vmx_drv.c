@@ -650,8 +650,13 @@ static u64 vmx_upt_features(struct vmx_priv *vp, netdev_features_t f)
 	return upt;
 }
 
-/* The indirection table spreads over every queue unless the user set one. */
-static void vmx_rss_default(struct vmx_priv *vp)
+/**
+ * vmx_rss_default() - spread the indirection table over every queue
+ * @vp: device; under rtnl
+ *
+ * Leaves a table the user set alone.
+ */
+void vmx_rss_default(struct vmx_priv *vp)
 {
 	u32 i;
 

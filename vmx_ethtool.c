@@ -292,6 +292,18 @@ static int vmx_reset(struct net_device *nd, u32 *flags)
  */
 #define VMX_COAL_DEF_DEPTH	64
 
+/* Coalescing commands exist from revision 3; below, a refusal that says so. */
+static bool vmx_coal_supported(struct vmx_priv *vp,
+			       struct netlink_ext_ack *extack)
+{
+	if (vp->rev >= 3)
+		return true;
+	vmx_extack_fmt(extack, "coalescing needs device revision 3",
+		       "coalescing needs device revision 3 (this device: %u)",
+		       vp->rev);
+	return false;
+}
+
 static int vmx_get_coalesce(struct net_device *nd, struct ethtool_coalesce *ec,
 			    struct kernel_ethtool_coalesce *kec,
 			    struct netlink_ext_ack *extack)
@@ -300,12 +312,8 @@ static int vmx_get_coalesce(struct net_device *nd, struct ethtool_coalesce *ec,
 	struct vmx_coal c;
 	u32 rate;
 
-	if (vp->rev < 3) {
-		vmx_extack_fmt(extack, "coalescing needs device revision 3",
-			       "coalescing needs device revision 3 (this device: %u)",
-			       vp->rev);
+	if (!vmx_coal_supported(vp, extack))
 		return -EOPNOTSUPP;
-	}
 	vmx_coal_read(vp, &c);
 	switch (le32_to_cpu(c.mode)) {
 	case VMX_COAL_ADAPTIVE:
@@ -340,12 +348,8 @@ static int vmx_set_coalesce(struct net_device *nd, struct ethtool_coalesce *ec,
 	bool usecs = ec->rx_coalesce_usecs;
 	struct vmx_coal c = { };
 
-	if (vp->rev < 3) {
-		vmx_extack_fmt(extack, "coalescing needs device revision 3",
-			       "coalescing needs device revision 3 (this device: %u)",
-			       vp->rev);
+	if (!vmx_coal_supported(vp, extack))
 		return -EOPNOTSUPP;
-	}
 	if (ec->use_adaptive_rx_coalesce + usecs + frames > 1) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "one scheme at a time: adaptive-rx, rx-usecs (rate) or frame counts (static)");
@@ -404,10 +408,7 @@ static void vmx_rxfh_read(struct vmx_priv *vp, u32 *indir, u8 *key)
 {
 	u32 i;
 
-	if (!netif_is_rxfh_configured(vp->netdev))
-		for (i = 0; i < VMX_RSS_IND_SIZE; i++)
-			vp->rss_ind[i] = ethtool_rxfh_indir_default(i,
-								    vp->qs.nq);
+	vmx_rss_default(vp);
 	if (indir)
 		for (i = 0; i < VMX_RSS_IND_SIZE; i++)
 			indir[i] = vp->rss_ind[i];

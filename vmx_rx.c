@@ -737,8 +737,8 @@ static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
  * own (never mapped); the buffer stays in its slot. Returns false when no
  * page could be had and the frame was dropped.
  */
-static bool vmx_rx_copy_frag(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-			     const struct vmx_rx_buf *b, u32 len)
+static bool vmx_rx_copy_frag(struct vmx_rxq *rxq, const struct vmx_rx_buf *b,
+			     u32 len)
 {
 	struct page *page = dev_alloc_page();
 
@@ -886,7 +886,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			return eop;
 		}
 	} else if (rxq->copy) {
-		if (!vmx_rx_copy_frag(rxq, r, &b, len))
+		if (!vmx_rx_copy_frag(rxq, &b, len))
 			return eop;
 	} else {
 		skb_add_rx_frag(rxq->skb, skb_shinfo(rxq->skb)->nr_frags,
