@@ -162,6 +162,7 @@ struct vmx_rxq {
 	bool xdp;		/* XDP layout: programs may run here */
 	bool bad;		/* a bad completion was seen: reset pending */
 	bool copy;		/* every mapping bounced: copy, keep buffers */
+	bool started;		/* handed to the device once (vmx_rxq_start) */
 	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct vmx_xdp_buff xb;	/* multi-buffer XDP frame being assembled */
@@ -300,6 +301,7 @@ struct vmx_priv {
 	u32 num_vecs;
 	u32 event_vec;
 	u32 xdp_vec;		/* XDP TX completions, or VMX_NO_VEC */
+	bool intr_ext;		/* the device reads the extended block */
 	char xdp_irq_name[IFNAMSIZ + 16];
 	struct vmx_qvec qv[VMX_MAX_TX_QUEUES];
 

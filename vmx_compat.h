@@ -55,8 +55,11 @@
 		(pp)->netdev = (nd);		\
 		(pp)->queue_idx = (q);		\
 	} while (0)
+/* a pool whose NAPI never used it, destroyed while that NAPI runs */
+#define vmx_pp_forget_napi(pool)	WRITE_ONCE((pool)->p.napi, NULL)
 #else
 #define vmx_pp_params_set_owner(pp, n, nd, q)	do { } while (0)
+#define vmx_pp_forget_napi(pool)		do { } while (0)
 #endif
 
 /* xdp_features appeared in 6.3 */

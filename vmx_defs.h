@@ -137,9 +137,12 @@ enum vmx_cmd {
 
 /* Limits */
 #define VMX_REV_MAX		9	/* highest revision vmx implements */
-#define VMX_MAX_TX_QUEUES	8
-#define VMX_MAX_RX_QUEUES	8
+#define VMX_MAX_TX_QUEUES	32	/* rev 6+, extended interrupt block */
+#define VMX_MAX_RX_QUEUES	32
+#define VMX_LEGACY_TX_QUEUES	8	/* the legacy block's limits */
+#define VMX_LEGACY_RX_QUEUES	16
 #define VMX_MAX_INTRS		25
+#define VMX_MAX_INTRS_EXT	65
 #define VMX_RING_ALIGN		512
 #define VMX_RING_SIZE_ALIGN	32
 #define VMX_RING_MAX		4096
@@ -244,7 +247,19 @@ struct vmx_shared {
 		__le16 buf_size[4];		/* SET_RING_BUFFER_SIZE */
 		u8 raw[16];
 	} cmd_info;
-	u8 intr_conf_ext[80];
+	/* rev 6+: read instead of the legacy block when more than
+	 * VMX_LEGACY_TX_QUEUES TX or VMX_LEGACY_RX_QUEUES RX queues are used
+	 */
+	struct {
+		u8 auto_mask;
+		u8 num_intrs;
+		u8 event_intr_idx;
+		u8 rsvd;
+		__le32 intr_ctrl;
+		__le32 rsvd2;
+		u8 mod_levels[VMX_MAX_INTRS_EXT];
+		u8 rsvd3[3];
+	} intr_ext;
 };
 
 #define VMX_INTR_CTRL_DISABLE_ALL	BIT(0)
@@ -262,6 +277,9 @@ static_assert(offsetof(struct vmx_shared, vf_table) == 136);
 static_assert(offsetof(struct vmx_shared, rss_conf) == 648);
 static_assert(offsetof(struct vmx_shared, ecr) == 696);
 static_assert(offsetof(struct vmx_shared, cmd_info) == 704);
+static_assert(offsetof(struct vmx_shared, intr_ext) == 720);
+static_assert(offsetof(struct vmx_shared, intr_ext.intr_ctrl) == 724);
+static_assert(offsetof(struct vmx_shared, intr_ext.mod_levels) == 732);
 static_assert(sizeof(struct vmx_shared) == 800);
 
 /* Device counters written by GET_STATS */

@@ -140,16 +140,21 @@ static int vmx_alloc_vectors(struct vmx_priv *vp, u32 conf_type)
 	int n;
 
 	vp->xdp_vec = VMX_NO_VEC;
-	/* queue vectors, one for the XDP TX queues, one for events */
+	/*
+	 * Events on vector 0, the XDP TX queues on 1, then one per queue
+	 * pair: whatever the channel count, the vectors of a configuration
+	 * the device reads from the legacy block (at most 8 TX queues) stay
+	 * below its 25, while the extended block reaches every one.
+	 */
 	if (conf_type == VMX_INTR_TYPE_AUTO || conf_type == VMX_INTR_TYPE_MSIX) {
 		n = pci_alloc_irq_vectors(pdev, 2, vp->max_queues + 2,
 					  PCI_IRQ_MSIX);
 		if (n > 0) {
 			vp->intr_type = VMX_IT_MSIX;
 			vp->num_vecs = n;
-			vp->event_vec = n - 1;
+			vp->event_vec = 0;
 			if (n == vp->max_queues + 2)
-				vp->xdp_vec = n - 2;
+				vp->xdp_vec = 1;
 			else
 				vp->max_queues = n - 1;
 			return 0;
@@ -179,7 +184,7 @@ static void vmx_free_irqs(struct vmx_priv *vp)
 		return;
 	}
 	for (i = 0; i < vp->max_queues; i++)
-		free_irq(pci_irq_vector(vp->pdev, i), &vp->qv[i]);
+		free_irq(pci_irq_vector(vp->pdev, vp->qv[i].idx), &vp->qv[i]);
 	if (vp->xdp_vec != VMX_NO_VEC)
 		free_irq(pci_irq_vector(vp->pdev, vp->xdp_vec), vp);
 	free_irq(pci_irq_vector(vp->pdev, vp->event_vec), vp);
@@ -205,11 +210,11 @@ static int vmx_request_irqs(struct vmx_priv *vp)
 		struct vmx_qvec *qv = &vp->qv[i];
 
 		snprintf(qv->name, sizeof(qv->name), "%s-rxtx-%u", nd->name, i);
-		err = request_irq(pci_irq_vector(vp->pdev, i), vmx_intr_queue,
-				  0, qv->name, qv);
+		err = request_irq(pci_irq_vector(vp->pdev, qv->idx),
+				  vmx_intr_queue, 0, qv->name, qv);
 		if (err)
 			goto err_free;
-		vmx_napi_set_irq(&qv->napi, pci_irq_vector(vp->pdev, i));
+		vmx_napi_set_irq(&qv->napi, pci_irq_vector(vp->pdev, qv->idx));
 	}
 	if (vp->xdp_vec != VMX_NO_VEC) {
 		snprintf(vp->xdp_irq_name, sizeof(vp->xdp_irq_name),
@@ -227,7 +232,7 @@ static int vmx_request_irqs(struct vmx_priv *vp)
 		free_irq(pci_irq_vector(vp->pdev, vp->xdp_vec), vp);
 err_free:
 	while (i--)
-		free_irq(pci_irq_vector(vp->pdev, i), &vp->qv[i]);
+		free_irq(pci_irq_vector(vp->pdev, vp->qv[i].idx), &vp->qv[i]);
 	return err;
 }
 
@@ -778,6 +783,13 @@ void vmx_coal_read(struct vmx_priv *vp, struct vmx_coal *out)
 	}
 }
 
+/* The interrupt control word of the block the device reads. */
+static __le32 *vmx_intr_ctrl(struct vmx_priv *vp)
+{
+	return vp->intr_ext ? &vp->shared->intr_ext.intr_ctrl :
+			      &vp->shared->intr_ctrl;
+}
+
 static void vmx_write_shared(struct vmx_priv *vp)
 {
 	struct vmx_shared *sh = vp->shared;
@@ -800,11 +812,21 @@ static void vmx_write_shared(struct vmx_priv *vp)
 	sh->num_tx_queues = ntx;
 	sh->num_rx_queues = qs->nq;
 
-	sh->auto_mask = vp->mask_mode == VMX_IMM_AUTO;
-	sh->num_intrs = vp->num_vecs;
-	sh->event_intr_idx = vp->event_vec;
-	memset(sh->mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
-	sh->intr_ctrl = cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
+	/* more queues than the legacy block describes: the extended one */
+	vp->intr_ext = vp->rev >= 6 && (ntx > VMX_LEGACY_TX_QUEUES ||
+					qs->nq > VMX_LEGACY_RX_QUEUES);
+	if (vp->intr_ext) {
+		sh->intr_ext.auto_mask = vp->mask_mode == VMX_IMM_AUTO;
+		sh->intr_ext.num_intrs = vp->num_vecs;
+		sh->intr_ext.event_intr_idx = vp->event_vec;
+		memset(sh->intr_ext.mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
+	} else {
+		sh->auto_mask = vp->mask_mode == VMX_IMM_AUTO;
+		sh->num_intrs = vp->num_vecs;
+		sh->event_intr_idx = vp->event_vec;
+		memset(sh->mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
+	}
+	*vmx_intr_ctrl(vp) = cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
 	if (vp->qs.nq > 1) {
 		vmx_rss_default(vp);
 		vmx_write_rss(vp);
@@ -906,7 +928,7 @@ static int vmx_up(struct vmx_priv *vp)
 	netif_tx_start_all_queues(vp->netdev);
 	vmx_update_link(vp);
 
-	vp->shared->intr_ctrl &= cpu_to_le32(~VMX_INTR_CTRL_DISABLE_ALL);
+	*vmx_intr_ctrl(vp) &= cpu_to_le32(~VMX_INTR_CTRL_DISABLE_ALL);
 	vmx_mask_all(vp, false);
 	/* anything that arrived before the unmask */
 	for (q = 0; q < qs->nq; q++)
@@ -928,7 +950,7 @@ static void vmx_down(struct vmx_priv *vp, bool closing)
 		return;
 	vmx_fold_dev_stats(vp, false);
 	vmx_cmd_nr(vp, VMX_CMD_QUIESCE_DEV);
-	vp->shared->intr_ctrl |= cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
+	*vmx_intr_ctrl(vp) |= cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
 	vmx_mask_all(vp, true);
 	clear_bit(VMX_S_UP, &vp->state);
 	/* ndo_xdp_xmit callers on other CPUs see the bit before we go on */
@@ -1470,7 +1492,7 @@ static void vmx_negotiate_caps(struct vmx_priv *vp)
 
 static void vmx_query_limits(struct vmx_priv *vp)
 {
-	u32 v, maxtx = VMX_MAX_TX_QUEUES, maxrx = VMX_MAX_RX_QUEUES;
+	u32 v, maxtx = VMX_LEGACY_TX_QUEUES, maxrx = VMX_LEGACY_RX_QUEUES;
 
 	vp->txdata_size = VMX_TXDATA_DESC_SIZE;
 	vp->rxdata_size = 0;
@@ -1491,9 +1513,12 @@ static void vmx_query_limits(struct vmx_priv *vp)
 	if (vp->rev >= 6) {
 		vp->max_mtu = VMX_MAX_MTU_REV6;
 		v = vmx_cmd(vp, VMX_CMD_GET_MAX_QUEUES_CONF);
+		/* up to 32 each with the extended interrupt block */
 		if (FIELD_GET(VMX_MAXQ_TX, v) && FIELD_GET(VMX_MAXQ_RX, v)) {
-			maxtx = min_t(u32, maxtx, FIELD_GET(VMX_MAXQ_TX, v));
-			maxrx = min_t(u32, maxrx, FIELD_GET(VMX_MAXQ_RX, v));
+			maxtx = min_t(u32, VMX_MAX_TX_QUEUES,
+				      FIELD_GET(VMX_MAXQ_TX, v));
+			maxrx = min_t(u32, VMX_MAX_RX_QUEUES,
+				      FIELD_GET(VMX_MAXQ_RX, v));
 		}
 	}
 	/* stack queues come in pairs; XDP takes what TX room is left */
@@ -1610,7 +1635,9 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_free_dma;
 	for (i = 0; i < vp->max_queues; i++) {
 		vp->qv[i].vp = vp;
-		vp->qv[i].idx = vp->intr_type == VMX_IT_MSIX ? i : 0;
+		/* the queue vectors come after events (and XDP TX) */
+		vp->qv[i].idx = vp->intr_type == VMX_IT_MSIX ?
+				i + vp->num_vecs - vp->max_queues : 0;
 		netif_napi_add(nd, &vp->qv[i].napi, vmx_poll);
 	}
 

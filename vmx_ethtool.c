@@ -607,7 +607,7 @@ static void vmx_get_regs(struct net_device *nd, struct ethtool_regs *regs,
 	u32 *w = p, q;
 
 	memset(p, 0, vmx_get_regs_len(nd));
-	regs->version = 1;
+	regs->version = 2;	/* 2: 32 TX and 32 RX queue slots */
 	*w++ = vp->rev;
 	*w++ = vmx_rd_vd(vp, VMX_REG_VRRS);
 	*w++ = vmx_rd_vd(vp, VMX_REG_UVRS);

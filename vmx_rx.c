@@ -127,6 +127,13 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 		dma_free_coherent(vmx_dmadev(rxq), r->size * sizeof(*r->desc),
 				  r->desc, r->desc_pa);
 	r->desc = NULL;
+	/*
+	 * A queue set that never ran (an allocation failed while the old set
+	 * runs on the same NAPIs): its pools were never used by them, and
+	 * destroying a pool asserts that its NAPI cannot run.
+	 */
+	if (r->pp && r->pp_own && !rxq->started)
+		vmx_pp_forget_napi(r->pp);
 	if (r->pp && r->pp_own)
 		page_pool_destroy(r->pp);
 	r->pp = NULL;
@@ -391,6 +398,7 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
 		vmx_rx_refill(rxq, r, &short_of_pages);
 	}
 	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
+	rxq->started = true;
 	rxq->comp_next = 0;
 	rxq->comp_gen = 1;
 	rxq->bad = false;

@@ -11,7 +11,7 @@
 #   -n/-N  rx-flow-hash (ports of TCP/UDP/ESP from revision 4): on the
 #          test device UDP flows spread over the queues only once the
 #          ports are hashed; below revision 4 refused.
-#   -d     register dump (layout 1: revision first).
+#   -d     register dump (layout 2: revision first).
 #   -s wol magic packet only; other modes refused.
 # vmx-timeout: 400
 source "$(dirname "$0")/lib.sh"
