@@ -39,6 +39,20 @@
 #   tdevfull  6.12, as tdev: every core and XDP test
 #   tdevtap   6.12, the test device as the vmxnet3 NIC of --tap (revision 9,
 #             strict, GSO frames from the tap: type-4 LRO completions)
+# On the debug 6.12 kernel (tools/kernels: KASAN, lockdep, kmemleak,
+# DMA-API debug, fault injection; make kernels builds it, make test-debug
+# runs these), only when named:
+#   debug     debug, hub NICs: the core tests
+#   xdpdebug  debug, hub NICs: the XDP tests
+#   faultsdebug debug, hub NICs: faults.sh (failslab/fail_page_alloc aimed
+#             at vmx: probe, open, rings, channels, MTU, XDP, RX refill,
+#             TX linearize)
+#   dmadebug  debug, swiotlb=4096,force: swiotlb_small.sh (TX mapping
+#             failures for real, under DMA-API debug)
+#   The driver is built (make modules-debug) and checked (make check-debug)
+#   against the debug tree first; the guests boot with kasan_multi_shot and
+#   3 GB; test timeouts are tripled (VMX_TIMEOUT_SCALE); guest-suite.sh
+#   scans kmemleak after every test.
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
 # lib.sh's hmp ("set_link nic1 off", "device_del nic2" under --hotplug).
 #
@@ -115,8 +129,10 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
 	kselftests msi tdev tdevx tdevrev)
-# The heavier tier (make test-extra): run only when named.
-EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap)
+# The heavier tier (make test-extra) and the debug kernel's groups (make
+# test-debug): run only when named.
+DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug)
+EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap "${DEBUG_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 G_ENV[core]="VMX_MODE=msix monitor"
@@ -204,6 +220,20 @@ G_ENV[dkms]="VMX_MODE=msix monitor"
 G_KERNEL[dkms61]=6.1;   G_OPTS[dkms61]=$HUB3; G_TESTS[dkms61]="dkms.sh"
 G_ENV[dkms61]="VMX_MODE=msix monitor"
 
+# The debug kernel (tools/kernels): the same guests, slower (KASAN under
+# TCG), more memory.
+DEBUG_OPTS="$HUB3 --mem 3072 --append kasan_multi_shot"
+DEBUG_ENV="VMX_TIMEOUT_SCALE=3"
+G_KERNEL[debug]=debug;  G_OPTS[debug]=$DEBUG_OPTS; G_TESTS[debug]=$CORE_TESTS
+G_ENV[debug]="VMX_MODE=msix monitor;$DEBUG_ENV"
+G_KERNEL[xdpdebug]=debug; G_OPTS[xdpdebug]=$DEBUG_OPTS; G_TESTS[xdpdebug]=$XDP_TESTS
+G_ENV[xdpdebug]="VMX_MODE=msix monitor;$DEBUG_ENV"
+G_KERNEL[faultsdebug]=debug; G_OPTS[faultsdebug]=$DEBUG_OPTS; G_TESTS[faultsdebug]="faults.sh"
+G_ENV[faultsdebug]="VMX_MODE=msix monitor;$DEBUG_ENV"
+G_KERNEL[dmadebug]=debug; G_OPTS[dmadebug]="$DEBUG_OPTS --append swiotlb=4096,force"
+G_TESTS[dmadebug]="swiotlb_small.sh"
+G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"
+
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
 list_groups() {
@@ -260,11 +290,13 @@ group_tests() {
 	echo "${out[@]}"
 }
 
-# Test timeout from its "# vmx-timeout: N" line (same rule as guest-suite.sh).
+# Test timeout from its "# vmx-timeout: N" line (same rule as
+# guest-suite.sh), times the group's VMX_TIMEOUT_SCALE: test_timeout TEST GROUP.
 test_timeout() {
-	local t
+	local t s
 	t=$(sed -n 's/^# vmx-timeout: *\([0-9][0-9]*\).*/\1/p' "$PROJ/$TESTDIR/$1" 2>/dev/null | head -n1)
-	echo "${t:-${VMX_TEST_TIMEOUT:-300}}"
+	s=$(printf '%s\n' "${G_ENV[$2]:-}" | tr ';' '\n' | sed -n 's/^VMX_TIMEOUT_SCALE=//p')
+	echo $(( ${t:-${VMX_TEST_TIMEOUT:-300}} * ${s:-1} ))
 }
 
 RUN_ID=$(date +%Y%m%d-%H%M%S)
@@ -360,6 +392,22 @@ if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
 	TIMES+=("build $(( $(date +%s) - t_start ))s")
 fi
 
+# The debug kernel's groups: vmx built against its tree (cached by make
+# kernels; never built here).
+uses_debug() { [ "${G_KERNEL[$1]}" = debug ]; }
+DBG_SEL=()
+for g in "${SEL[@]}"; do uses_debug "$g" && DBG_SEL+=("$g"); done
+if [ ${#DBG_SEL[@]} -gt 0 ] && [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
+	say "build against the debug kernel (make modules-debug)"
+	if ! make -C "$PROJ" modules-debug > "$RESULTS/build-debug.log" 2>&1; then
+		tail -n 20 "$RESULTS/build-debug.log"
+		say "DEBUG BUILD FAILED (log: $RESULTS/build-debug.log; make kernels first?)"
+		fail_groups "no vmx.ko for the debug kernel" "${DBG_SEL[@]}"
+		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vxF -f <(printf '%s\n' "${DBG_SEL[@]}"))
+		DBG_SEL=()
+	fi
+fi
+
 # The 6.12 kernel's own drivers/net selftests, extracted from linux-source
 # into .cache/kselftests (not in git) for the kselftests group.
 case " ${SEL[*]} " in
@@ -388,6 +436,18 @@ if [ "${SKIP_CHECK:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ] && [ ${#SEL[@]} -gt 0 
 		FAIL=$((FAIL + 1))
 	fi
 	TIMES+=("check $(( $(date +%s) - c_start ))s")
+	if [ ${#DBG_SEL[@]} -gt 0 ]; then
+		c_start=$(date +%s)
+		if make -C "$PROJ" check-debug > "$RESULTS/check-debug.log" 2>&1; then
+			SUMMARY+=("PASS  make check-debug: no warning ($(( $(date +%s) - c_start ))s)")
+			PASS=$((PASS + 1))
+		else
+			grep -E 'warning|error' "$RESULTS/check-debug.log" | head -n 20 | sed 's/^/    /'
+			SUMMARY+=("FAIL  make check-debug: warnings or errors, see check-debug.log")
+			FAIL=$((FAIL + 1))
+		fi
+		TIMES+=("check-debug $(( $(date +%s) - c_start ))s")
+	fi
 fi
 
 # ------------------------------------------------------------ groups
@@ -446,7 +506,7 @@ for g in "${SEL[@]}"; do
 	mkdir -p "$gdir"
 	budget=180
 	for t in "${tests[@]}"; do
-		budget=$((budget + $(test_timeout "$t") + 15))
+		budget=$((budget + $(test_timeout "$t" "$g") + 15))
 	done
 	# shellcheck disable=SC2206
 	opts=(${G_OPTS[$g]})

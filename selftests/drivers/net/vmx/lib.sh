@@ -998,3 +998,31 @@ testdev_violation_kinds() {
 		done
 	done
 }
+
+# ---- H17 helpers: kmemleak (the debug kernel of tools/kernels) ----
+# kmemleak keeps backtraces as addresses and names them when read: a frame
+# in a module that has since been unloaded (vmx, after a test) shows as a
+# bare address, "[<ffffffffc0a01234>] 0xffffffffc0a01234". (The functions
+# need nothing else of lib.sh: guest-suite.sh takes them alone.)
+
+# have_kmemleak: this kernel has kmemleak and it is still on.
+have_kmemleak() { [ -w /sys/kernel/debug/kmemleak ] && cat /sys/kernel/debug/kmemleak >/dev/null 2>&1; }
+
+# kmemleak_scan: one scan (objects younger than 5 s are not reported yet),
+# then print every suspected leak record not printed by an earlier call
+# and forget them (echo clear: the next call prints only new ones).
+kmemleak_scan() {
+	echo scan > /sys/kernel/debug/kmemleak || return 1
+	cat /sys/kernel/debug/kmemleak
+	echo clear > /sys/kernel/debug/kmemleak
+}
+
+# kmemleak_vmx: the records of kmemleak_scan's output (stdin) whose
+# backtrace has a vmx frame ("[vmx]") or a frame of an unloaded module (a
+# bare address: vmx is the module the tests unload).
+kmemleak_vmx() {
+	awk '/^unreferenced object/ { if (r != "" && m) printf "%s", r; r = ""; m = 0 }
+		{ r = r $0 "\n" }
+		/\[vmx\]/ || /^ +\[<[0-9a-f]+>\] 0x[0-9a-f]+$/ { m = 1 }
+		END { if (r != "" && m) printf "%s", r }'
+}
