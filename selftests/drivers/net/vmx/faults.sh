@@ -66,7 +66,7 @@ FI=/sys/kernel/debug
 FI_ATTRS="failslab fail_page_alloc"
 FI_TIMES=1000000
 FI_MAX=${VMX_FAULT_MAX:-400}
-PATHS=${VMX_FAULTS:-probe open rings channels mtu xdp rxrefill txlin}
+PATHS=${VMX_FAULTS:-open rings channels mtu xdp rxrefill txlin probe}
 SINK_PORT=9998
 
 have_fi() {
@@ -250,6 +250,8 @@ fi_sweep() {
 		[ -s "$VMX_TMP/splat.out" ] && why+=" kernel log: $(head -n 3 "$VMX_TMP/splat.out" | paste -sd' ');"
 		if [ -n "$why" ]; then
 			echo "n=$n: BAD:$why"
+			# (on the console too: a long sweep's output comes at its end)
+			echo "vmx-faults: $path n=$n bad" > /dev/kmsg
 			bad=$((bad + 1))
 			# keep going from a known state if possible
 			[ "$(dut_state)" = "$s0" ] || "$undo" > /dev/null 2>&1
@@ -303,7 +305,7 @@ path_xdp() {
 # probe: the second vmxnet3 device, unbound and bound again through sysfs
 # with the n-th allocation failing in the probe. Narrower than the other
 # paths: only allocations within 16 frames of vmx's code, and none under
-# the PCI MSI code. Two bugs of the 6.12 kernel itself show up otherwise
+# the PCI MSI or ACPICA code (reject_range). Two bugs of the 6.12 kernel itself show up otherwise
 # (found here, not vmx's): an allocation failing in ACPICA's _PRT
 # evaluation (pci_enable_device, about 20 frames deep) leaves a freed
 # operand attached ("ACPI Error: AE_NO_MEMORY, Could not update object
@@ -314,26 +316,36 @@ path_xdp() {
 # NULL: WARNING at arch/x86/mm/ioremap.c:461 iounmap).
 PROBE_DEPTH=16
 
-# msi_code_range: "START END" around the PCI MSI code (drivers/pci/msi:
-# api.o msi.o irqdomain.o, linked together), from /proc/kallsyms.
-msi_code_range() {
-	awk '$3 ~ /^(pci_enable_msi|pci_disable_msi|pci_msix_vec_count|pci_alloc_irq_vectors_affinity|pci_free_irq_vectors|__pci_enable_msix_range|pci_free_msi_irqs|pci_msi_setup_msi_irqs|pci_msi_teardown_msi_irqs|pci_msi_domain_supports)$/ && NF == 3 { print $1 }' /proc/kallsyms |
-		sort | awk 'NR == 1 { lo = $1 } { hi = $1 } END {
-			if (lo == "" || lo ~ /^0+$/) exit 1
-			print lo, hi }' | { read -r lo hi || return 1
-		printf '%#x %#x\n' $((16#$lo - 0x1000)) $((16#$hi + 0x2000)); }
+# reject_range: "START END" from the PCI MSI code (drivers/pci/msi, linked
+# first) to the end of ACPICA (drivers/acpi/acpica): in this link order
+# nothing vmx's own allocations pass through lies in between (checked: at
+# most 4 MB; ACPICA's init code beyond _etext left out), from
+# /proc/kallsyms.
+reject_range() {
+	awk 'NF == 3 && $3 == "_etext" { e = $1 }
+		NF == 3 && $2 ~ /^[Tt]$/ {
+		if ($3 ~ /^(pci_enable_msi|pci_msix_vec_count|pci_alloc_irq_vectors_affinity|__pci_enable_msix_range)$/) m[++nm] = $1
+		if ($3 ~ /^acpi_(ut|ns|ps|ds|ex|ev|hw|tb|rs)_/) a[++na] = $1
+	} END { if (e != "") for (i in a) if (a[i] >= e) delete a[i]; for (i in m) print "m", m[i]; for (i in a) print "a", a[i] }' /proc/kallsyms |
+		sort -k2 | awk '$1 == "m" && lo == "" { lo = $2 } $1 == "a" { hi = $2 }
+			END { if (lo == "" || hi == "" || lo ~ /^0+$/) exit 1; print lo, hi }' |
+		{ read -r lo hi || return 1
+		  lo=$((16#$lo)) hi=$((16#$hi + 0x2000))
+		  [ $((hi - lo)) -gt 0 ] && [ $((hi - lo)) -lt $((4 << 20)) ] ||
+			{ echo "PCI MSI to ACPICA span $((hi - lo)) bytes: not the link order expected" >&2; return 1; }
+		  printf '%#x %#x\n' "$lo" "$hi"; }
 }
 
 # probe_narrow / probe_wide: the probe's settings on, and back.
 probe_narrow() {
 	local a r
-	read -r -a r <<<"$(msi_code_range)"
-	[ ${#r[@]} = 2 ] || { echo "PCI MSI code not found in /proc/kallsyms"; return 1; }
+	read -r -a r <<<"$(reject_range)"
+	[ ${#r[@]} = 2 ] || { echo "PCI MSI and ACPICA code not found in /proc/kallsyms"; return 1; }
 	for a in $FI_ATTRS; do
 		fi_set $a stacktrace-depth $PROBE_DEPTH && fi_set $a reject-start "${r[0]}" &&
 			fi_set $a reject-end "${r[1]}" || return 1
 	done
-	echo "probe: stacktrace-depth $PROBE_DEPTH, reject ${r[0]}..${r[1]} (PCI MSI code)"
+	echo "probe: stacktrace-depth $PROBE_DEPTH, reject ${r[0]}..${r[1]} (PCI MSI .. ACPICA code)"
 }
 probe_wide() {
 	local a
@@ -380,7 +392,7 @@ path_probe() {
 		alive > "$VMX_TMP/alive.out" 2>&1 || why+=" $DUT: no traffic: $(tail -n 1 "$VMX_TMP/alive.out");"
 		splats_since "$mark" > "$VMX_TMP/splat.out"
 		[ -s "$VMX_TMP/splat.out" ] && why+=" kernel log: $(head -n 3 "$VMX_TMP/splat.out" | paste -sd' ');"
-		[ -z "$why" ] || { echo "n=$n: BAD:$why"; bad=$((bad + 1)); }
+		[ -z "$why" ] || { echo "n=$n: BAD:$why"; bad=$((bad + 1)); echo "vmx-faults: probe n=$n bad" > /dev/kmsg; }
 	done
 	probe_wide
 	[ -e "/sys/bus/pci/devices/$PROBE_DEV/driver" ] || echo "$PROBE_DEV" > "$drv/bind"
