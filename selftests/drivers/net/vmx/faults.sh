@@ -54,7 +54,8 @@
 #
 # Environment: VMX_FAULTS (paths to run, default all above), VMX_FAULT_MAX
 # (highest n tried per path, default 400: a path with more allocation
-# points is cut there and says so), VMX_FAULT_VERBOSE (the attrs' verbose:
+# points is cut there and says so), VMX_FAULT_FROM (first n, default 1: a
+# failure seen at n is reproduced by starting there), VMX_FAULT_VERBOSE (the attrs' verbose:
 # 1 one line per fault, 2 with a stack trace).
 # Topology: tools/vm.sh --kernel debug --nic vmxnet3 --nic vmxnet3 --nic virtio
 # vmx-timeout: 3600
@@ -66,6 +67,7 @@ FI=/sys/kernel/debug
 FI_ATTRS="failslab fail_page_alloc"
 FI_TIMES=1000000
 FI_MAX=${VMX_FAULT_MAX:-400}
+FI_FROM=${VMX_FAULT_FROM:-1}
 PATHS=${VMX_FAULTS:-open rings channels mtu xdp rxrefill txlin probe}
 SINK_PORT=9998
 
@@ -209,7 +211,7 @@ fi_sweep() {
 	"$undo" || { echo "$path: undo failed"; return 1; }
 	[ "$(dut_state)" = "$s0" ] || { echo "$path: undo left $(dut_state), want $s0"; return 1; }
 	echo "$path: '$*': $s0 -> $want"
-	for ((n = 1; n <= FI_MAX; n++)); do
+	for ((n = FI_FROM; n <= FI_MAX; n++)); do
 		mark="vmx-faults: $path n=$n $RANDOM"
 		echo "$mark" > /dev/kmsg
 		fi_nth "$n" "$@"
@@ -260,7 +262,7 @@ fi_sweep() {
 	if [ -z "$ended" ]; then
 		echo "$path: cut at n=$FI_MAX (VMX_FAULT_MAX): $refused refused, $done_ok went through, $bad bad"
 	else
-		echo "$path: $((ended - 1)) allocation points in vmx code: $refused refused, $done_ok went through, $bad bad"
+		echo "$path: $((ended - 1)) allocation points in vmx code (from n=$FI_FROM): $refused refused, $done_ok went through, $bad bad"
 	fi
 	[ $bad = 0 ]
 }
@@ -366,7 +368,7 @@ path_probe() {
 	PROBE_DEV=$(basename "$(readlink -f "/sys/class/net/$DUT2/device")")
 	echo "probe: device $PROBE_DEV ($DUT2)"
 	probe_narrow || return 1
-	for ((n = 1; n <= FI_MAX; n++)); do
+	for ((n = FI_FROM; n <= FI_MAX; n++)); do
 		echo "$PROBE_DEV" > "$drv/unbind" || { echo "unbind failed"; return 1; }
 		mark="vmx-faults: probe n=$n $RANDOM"
 		echo "$mark" > /dev/kmsg
