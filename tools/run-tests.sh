@@ -111,7 +111,8 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 # Per group: kernel, vm.sh options, tests, and ";"-separated VAR=VALUE
 # settings passed into the guest.
 XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
-	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh"
+	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh xdp_frags.sh
+	xdp_rxmeta.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
 	kselftests msi tdev tdevx tdevrev)
@@ -142,7 +143,7 @@ G_KERNEL[xdp]=6.12;     G_OPTS[xdp]=$HUB3;    G_TESTS[xdp]=$XDP_TESTS
 G_ENV[xdp]="VMX_MODE=msix monitor"
 # 6.1's in-tree vmxnet3 has no XDP at all; vmx's compat layer is what runs.
 G_KERNEL[xdp61]=6.1;    G_OPTS[xdp61]=$HUB3
-G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh xdp_meta.sh"
+G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh xdp_meta.sh xdp_frags.sh xdp_rxmeta.sh"
 G_ENV[xdp61]="VMX_MODE=msix monitor"
 # XDP_TX and ndo_xdp_xmit map and sync through bounce buffers.
 G_KERNEL[xdpdma]=6.12;  G_OPTS[xdpdma]="$HUB3 --append swiotlb=force"
@@ -176,7 +177,8 @@ G_ENV[msi]="VMX_MODE=msi testdev monitor"
 TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
-	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh"
+	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
+	xdp_rxmeta.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell with interrupt
 # moderation (first NIC), and faults: on command to the first NIC, at a
