@@ -25,7 +25,6 @@ source "$(dirname "$0")/xdp_lib.sh"
 RXM=$VMX_LIB_DIR/xdp_rxmeta.py
 PORT=7800	# progs/rxmeta_common.h RXM_PORT
 VID=42
-PIN=/sys/fs/bpf/vmx_rxmeta.$$
 
 # kernel_at_least MAJOR MINOR
 kernel_at_least() {
@@ -77,13 +76,18 @@ tc_setup() {
 }
 check "tc_rxmeta on $DUT ingress (clsact, direct action)" tc_setup || vmx_done
 
+# bpftool pins what it loads: on a bpffs of this test's own, unmounted
+# once the program is attached.
 xdp_load() {
-	local id
-	bpftool prog load "$(xdp_obj xdp_rxmeta)" "$PIN" type xdp xdpmeta_dev "$DUT" ||
-		{ echo "bpftool prog load ... xdpmeta_dev $DUT failed"; return 1; }
-	ip link set dev "$DUT" xdpdrv pinned "$PIN" || { rm -f "$PIN"; return 1; }
-	rm -f "$PIN"
-	xdp_native "$DUT" xdp_rxmeta || return 1
+	local id rc=0 fs=$VMX_TMP/bpffs
+	mkdir -p "$fs" && mount -t bpf bpf "$fs" || return 1
+	if bpftool prog load "$(xdp_obj xdp_rxmeta)" "$fs/rxmeta" type xdp xdpmeta_dev "$DUT"; then
+		ip link set dev "$DUT" xdpdrv pinned "$fs/rxmeta" || rc=1
+	else
+		echo "bpftool prog load ... xdpmeta_dev $DUT failed"; rc=1
+	fi
+	umount "$fs"
+	[ $rc = 0 ] && xdp_native "$DUT" xdp_rxmeta || return 1
 	id=$(xdp_prog_id "$DUT")
 	bpftool prog show id "$id"
 	XMAP=$(prog_map_id "$id" hash) || { echo "xdp_rxmeta has no hash map"; return 1; }

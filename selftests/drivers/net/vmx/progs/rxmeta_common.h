@@ -18,7 +18,8 @@
 #define RXM_PORT	7800
 #define RXM_NO_VID	0xffff	/* no tag in the frame itself */
 
-/* key: IPPROTO_TCP/UDP << 16 | source port */
+/* key: IPPROTO_TCP/UDP << 24 | third byte of the destination address << 16
+ * | source port (a UDP source port may come back on another subnet) */
 struct rxm_flow {
 	__u32 saddr, daddr;	/* network order */
 	__u16 sport, dport;	/* host order */
@@ -82,7 +83,8 @@ static __always_inline int rxm_parse(void *data, void *data_end,
 	f->sport = bpf_ntohs(l4->source);
 	f->dport = RXM_PORT;
 	f->proto = ip->protocol;
-	*key = (__u32)ip->protocol << 16 | f->sport;
+	*key = (__u32)ip->protocol << 24 |
+	       (bpf_ntohl(ip->daddr) >> 8 & 0xff) << 16 | f->sport;
 	return 0;
 }
 
