@@ -70,7 +70,9 @@ def main(a):
     udp_l4 = "--udp-l4" in opts
     nmin = int(opts[opts.index("--min") + 1]) if "--min" in opts else 4
     vid, inline = (int(vlan.split(":")[0]), vlan.endswith(":inline")) if vlan != "none" else (None, False)
-    bad, shown = [], 0
+    if mode == "hash":
+        print("RSS key %s; UDP hashed over %s" % (key.hex(), "the 4-tuple" if udp_l4 else "the addresses"))
+    bad, shown = [], set()
     for k in sorted(xdp):
         f = xdp[k]
         t = tc.get(k, {})
@@ -126,10 +128,11 @@ def main(a):
             if f["vlan_rc"] != -ENODATA:
                 why.append("rx_vlan_tag returned %d for an untagged frame, want -ENODATA" %
                            f["vlan_rc"])
-        # every flow with a problem (up to 10), two without
-        if (why and len(bad) < 10) or (not why and shown < 2):
+        # every flow with a problem (up to 10), one of each kind without
+        kind = (f["proto"], tagged)
+        if (why and len(bad) < 10) or (not why and kind not in shown):
             print(desc)
-            shown += 0 if why else 1
+            shown.add(kind)
         for w in why[:4] if len(bad) < 10 else []:
             print("  " + w)
         bad += why
