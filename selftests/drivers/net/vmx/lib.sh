@@ -1000,6 +1000,14 @@ testdev_violation_kinds() {
 }
 
 # ---- H16T helpers ----
+# kernel_at_least MAJOR MINOR: the running kernel is MAJOR.MINOR or newer.
+kernel_at_least() {
+	local v
+	v=$(uname -r)
+	IFS=. read -r -a v <<<"${v%%-*}"
+	[ "${v[0]}" -gt "$1" ] || { [ "${v[0]}" = "$1" ] && [ "${v[1]}" -ge "$2" ]; }
+}
+
 # _tcp_listening peer|dut PORT: a TCP listener on PORT in that netns.
 _tcp_listening() {
 	if [ "$1" = peer ]; then _iperf_listening "$2"

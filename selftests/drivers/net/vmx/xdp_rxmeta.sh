@@ -26,13 +26,6 @@ RXM=$VMX_LIB_DIR/xdp_rxmeta.py
 PORT=7800	# progs/rxmeta_common.h RXM_PORT
 VID=42
 
-# kernel_at_least MAJOR MINOR
-kernel_at_least() {
-	local v
-	v=$(uname -r)
-	IFS=. read -r -a v <<<"${v%%-*}"
-	[ "${v[0]}" -gt "$1" ] || { [ "${v[0]}" = "$1" ] && [ "${v[1]}" -ge "$2" ]; }
-}
 if ! kernel_at_least 6 8; then
 	if kernel_at_least 6 3; then
 		skip "XDP RX metadata kfuncs" "no bpf_xdp_metadata_rx_vlan_tag before 6.8 (kernel $(uname -r))"
