@@ -31,7 +31,9 @@
 #   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
 #             revision, ethtool controls, XDP on data-ring frames, RSS
 #   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection
-#   tdevrev   6.12, one test-device NIC per revision 1..9
+#   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
+#             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
+#             XDP shares the stack TX queues (tdev_queues.sh)
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -190,8 +192,8 @@ G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
 # and disabled offloads): negotiation and what each revision gates.
 G_KERNEL[tdevrev]=6.12
-G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x203,ptcr0=0x80000000,disabled-offloads=3 --nic virtio"
-G_TESTS[tdevrev]="revisions.sh"
+G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic virtio --smp 4"
+G_TESTS[tdevrev]="revisions.sh tdev_queues.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
