@@ -193,10 +193,11 @@ passed() {
 }
 check "XDP_PASS: UDP datagrams in frames of $SIZES bytes exact at a socket" \
 	passed 20 udp_recv $PORT_PASS 20 $SIZES
-# 8 MB in frames of 9000 bytes: over 900 frames in, about half as many ACKs
+# 8 MB in frames of 9000 bytes: over 900 frames in; the ACKs back: fewer
+# (stretch ACKs after the peer's GRO: 178 seen), 50 is plenty
 check "XDP_PASS: TCP peer -> DUT at MTU $MTU, 8 MB byte-identical" passed 900 tcp_exact in 8 5301
 check "XDP_PASS: TCP DUT -> peer at MTU $MTU (ACKs through XDP), byte-identical" \
-	passed 100 tcp_exact out 8 5302
+	passed 50 tcp_exact out 8 5302
 
 # ------------------------------------------------ XDP_DROP
 drop_count() {
