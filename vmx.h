@@ -79,6 +79,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_XDP_REDIRECT,
 	VMX_RXS_XDP_REDIRECT_ERR,
 	VMX_RXS_XDP_ABORTED,
+	VMX_RXS_XDP_FRAGS,	/* multi-buffer frames run through XDP */
 	VMX_RXS_NUM
 };
 
@@ -122,6 +123,7 @@ struct vmx_rx_ring {
 	struct vmx_rx_desc *desc;
 	dma_addr_t desc_pa;
 	struct page_pool *pp;	/* this ring's buffers */
+	bool pp_own;		/* @pp was made for this ring (not lent by ring 0) */
 	struct vmx_rx_buf *buf;	/* buffer posted at each index */
 	u32 truesize;		/* PAGE_SIZE or a fragment of a page */
 	u32 size;
@@ -133,6 +135,15 @@ struct vmx_rx_ring {
 };
 
 struct vmx_priv;
+
+/*
+ * What an XDP program runs on: the buffer and the completion that ended
+ * the frame, where the metadata kfuncs find the hash and the VLAN tag.
+ */
+struct vmx_xdp_buff {
+	struct xdp_buff xdp;
+	const struct vmx_rx_comp *eop;
+};
 
 struct vmx_rxq {
 	struct vmx_priv *vp;
@@ -153,6 +164,8 @@ struct vmx_rxq {
 	bool copy;		/* every mapping bounced: copy, keep buffers */
 	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
+	struct vmx_xdp_buff xb;	/* multi-buffer XDP frame being assembled */
+	bool xb_open;		/* @xb holds a frame's first buffers */
 	struct xdp_rxq_info xdp_rxq;
 	u32 xdp_tx_n;		/* XDP_TX frames collected in this poll */
 	struct xdp_frame *xdp_tx[VMX_XDP_TX_BATCH];
@@ -166,6 +179,7 @@ enum vmx_tx_buf_type {
 	VMX_TXB_SKB_FRAG,	/* skb_frag_dma_map */
 	VMX_TXB_XDP_TX,		/* page_pool page, no unmap */
 	VMX_TXB_XDP_XMIT,	/* xdp_frame mapped by ndo_xdp_xmit */
+	VMX_TXB_XDP_XMIT_FRAG,	/* a fragment of one, mapped as a page */
 };
 
 struct vmx_tx_buf {
@@ -418,6 +432,7 @@ int vmx_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
 		 u32 flags);
 u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 		struct xdp_buff *xdp, struct vmx_txq *xtxq, u32 *xdp_flags);
+void vmx_xdp_buff_free(struct vmx_rxq *rxq, struct xdp_buff *xdp, bool direct);
 void vmx_xdp_poll_done(struct vmx_rxq *rxq, struct vmx_txq *xtxq,
 		       u32 xdp_flags);
 void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq);
@@ -425,6 +440,9 @@ void vmx_xdp_txq_poll(struct vmx_txq *txq);
 int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
 		      struct netlink_ext_ack *extack);
 void vmx_xdp_update_features(struct vmx_priv *vp);
+#ifdef VMX_HAVE_XDP_META
+extern const struct xdp_metadata_ops vmx_xdp_metadata_ops;
+#endif
 struct vmx_txq *vmx_xdp_txq(struct vmx_priv *vp, u32 rxqid);
 
 /* vmx_ethtool.c */

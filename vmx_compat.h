@@ -64,12 +64,31 @@
 #define vmx_xdp_features_set(nd, f)	xdp_set_features_flag(nd, f)
 #define vmx_xdp_features_clear(nd)	xdp_clear_features_flag(nd)
 #define VMX_XDP_FEATURES	(NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT | \
-				 NETDEV_XDP_ACT_NDO_XMIT)
+				 NETDEV_XDP_ACT_NDO_XMIT | NETDEV_XDP_ACT_RX_SG | \
+				 NETDEV_XDP_ACT_NDO_XMIT_SG)
 #else
 #define vmx_xdp_features_set(nd, f)	do { } while (0)
 #define vmx_xdp_features_clear(nd)	do { } while (0)
 #define VMX_XDP_FEATURES	0
 #endif
+
+/* XDP RX metadata kfuncs: hash with its type (6.4), VLAN tag (6.8) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define VMX_HAVE_XDP_META 1
+#endif
+
+/* skb_frag_fill_page_desc() appeared in 6.5 */
+static inline void vmx_frag_fill(skb_frag_t *frag, struct page *page,
+				 u32 off, u32 size)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	skb_frag_fill_page_desc(frag, page, off, size);
+#else
+	__skb_frag_set_page(frag, page);
+	skb_frag_off_set(frag, off);
+	skb_frag_size_set(frag, size);
+#endif
+}
 
 /* NAPI <-> IRQ and queue <-> NAPI links for netlink introspection */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)

@@ -1313,7 +1313,7 @@ static int vmx_change_mtu(struct net_device *nd, int mtu)
 
 	err = vmx_xdp_check_mtu(vp, mtu, NULL);
 	if (err) {
-		netdev_warn(nd, "MTU %d is too large while an XDP program is attached (max %lu)\n",
+		netdev_warn(nd, "MTU %d is too large for the attached XDP program without frags support (max %lu)\n",
 			    mtu, (unsigned long)VMX_XDP_MAX_MTU);
 		return err;
 	}
@@ -1638,6 +1638,9 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	nd->netdev_ops = &vmx_netdev_ops;
 	vmx_set_ethtool_ops(nd);
+#ifdef VMX_HAVE_XDP_META
+	nd->xdp_metadata_ops = &vmx_xdp_metadata_ops;
+#endif
 #ifdef VMX_HAVE_QSTATS
 	nd->stat_ops = &vmx_stat_ops;
 #endif

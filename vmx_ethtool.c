@@ -32,6 +32,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "xdp_redirect",	VMX_RXS_XDP_REDIRECT },
 	{ "xdp_redirect_errors", VMX_RXS_XDP_REDIRECT_ERR },
 	{ "xdp_aborted",	VMX_RXS_XDP_ABORTED },
+	{ "xdp_frags",		VMX_RXS_XDP_FRAGS },
 };
 
 /* per TX queue, printed as txN_<name> (XDP queues as xdptxN_<name>) */

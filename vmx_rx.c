@@ -46,9 +46,16 @@ static u32 vmx_rx_head_truesize(const struct vmx_qset *qs)
  * A ring and its page_pool. The pool syncs for the device only the part
  * of a page the device writes: from the first buffer's frame start to the
  * last buffer's end.
+ *
+ * In the XDP layout ring 1 takes its pages from ring 0's pool (@shared):
+ * the kernel returns every page of a multi-buffer XDP frame, fragments
+ * included, to the one pool of the queue's memory model
+ * (xdp_return_frame_bulk()), so both rings' pages must come from it. That
+ * pool covers whole pages.
  */
 static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-			     u32 size, u8 btype, u32 truesize)
+			     u32 size, u8 btype, u32 truesize,
+			     struct page_pool *shared, u32 shared_size)
 {
 	struct vmx_priv *vp = rxq->vp;
 	u32 head = btype == VMX_RXD_BTYPE_HEAD ? rxq->headroom : 0;
@@ -58,8 +65,8 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		.pool_size = size,
 		.nid = dev_to_node(&vp->pdev->dev),
 		.dev = &vp->pdev->dev,
-		.dma_dir = btype == VMX_RXD_BTYPE_HEAD ? rxq->dma_dir :
-			   DMA_FROM_DEVICE,
+		/* XDP_TX sends ring-1 pages too (multi-buffer frames) */
+		.dma_dir = rxq->dma_dir,
 	};
 
 	r->size = size;
@@ -74,8 +81,14 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		pp.flags |= VMX_PP_FLAG_FRAG;
 	pp.offset = head;
 	pp.max_len = PAGE_SIZE - truesize + r->buf_len;
+	if (shared_size) {
+		pp.pool_size += shared_size;
+		pp.offset = 0;
+		pp.max_len = PAGE_SIZE;
+	}
 	vmx_pp_params_set_owner(&pp, rxq->napi, vp->netdev, rxq->qid);
-	r->pp = page_pool_create(&pp);
+	r->pp_own = !shared;
+	r->pp = shared ?: page_pool_create(&pp);
 	if (IS_ERR(r->pp)) {
 		int err = PTR_ERR(r->pp);
 
@@ -114,7 +127,7 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 		dma_free_coherent(vmx_dmadev(rxq), r->size * sizeof(*r->desc),
 				  r->desc, r->desc_pa);
 	r->desc = NULL;
-	if (r->pp)
+	if (r->pp && r->pp_own)
 		page_pool_destroy(r->pp);
 	r->pp = NULL;
 }
@@ -178,6 +191,15 @@ static int vmx_rx_ring_populate(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 	return 0;
 }
 
+/* Drop a multi-buffer XDP frame still being assembled. */
+static void vmx_rx_xb_close(struct vmx_rxq *rxq, bool direct)
+{
+	if (!rxq->xb_open)
+		return;
+	rxq->xb_open = false;
+	vmx_xdp_buff_free(rxq, &rxq->xb.xdp, direct);
+}
+
 static void vmx_rx_refill_timer(struct timer_list *t)
 {
 	struct vmx_rxq *rxq = vmx_timer_container_of(rxq, t, refill_timer);
@@ -220,11 +242,13 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	timer_setup(&rxq->refill_timer, vmx_rx_refill_timer, 0);
 
 	err = vmx_rx_ring_alloc(rxq, &rxq->ring[0], qs->rx_size[0],
-				VMX_RXD_BTYPE_HEAD, vmx_rx_head_truesize(qs));
+				VMX_RXD_BTYPE_HEAD, vmx_rx_head_truesize(qs),
+				NULL, qs->xdp ? qs->rx_size[1] : 0);
 	if (err)
 		goto err_free;
 	err = vmx_rx_ring_alloc(rxq, &rxq->ring[1], qs->rx_size[1],
-				VMX_RXD_BTYPE_BODY, PAGE_SIZE);
+				VMX_RXD_BTYPE_BODY, PAGE_SIZE,
+				qs->xdp ? rxq->ring[0].pp : NULL, 0);
 	if (err)
 		goto err_free;
 
@@ -256,8 +280,9 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	if (err)
 		goto err_free;
 
-	err = xdp_rxq_info_reg(&rxq->xdp_rxq, vp->netdev, qid,
-			       rxq->napi->napi_id);
+	/* ring-1 pages are the fragments bpf_xdp_adjust_tail() may grow */
+	err = __xdp_rxq_info_reg(&rxq->xdp_rxq, vp->netdev, qid,
+				 rxq->napi->napi_id, PAGE_SIZE);
 	if (err)
 		goto err_free;
 	err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq, MEM_TYPE_PAGE_POOL,
@@ -282,6 +307,7 @@ void vmx_rxq_free(struct vmx_rxq *rxq)
 	struct device *dev = vmx_dmadev(rxq);
 
 	vmx_timer_delete_sync(&rxq->refill_timer);
+	vmx_rx_xb_close(rxq, false);
 	if (xdp_rxq_info_is_reg(&rxq->xdp_rxq))
 		xdp_rxq_info_unreg(&rxq->xdp_rxq);
 	if (rxq->skb) {
@@ -296,8 +322,9 @@ void vmx_rxq_free(struct vmx_rxq *rxq)
 		dma_free_coherent(dev, rxq->comp_size * sizeof(*rxq->comp),
 				  rxq->comp, rxq->comp_pa);
 	rxq->comp = NULL;
-	vmx_rx_ring_free(rxq, &rxq->ring[0]);
+	/* ring 1 first: it may use ring 0's pool */
 	vmx_rx_ring_free(rxq, &rxq->ring[1]);
+	vmx_rx_ring_free(rxq, &rxq->ring[0]);
 }
 
 static u32 vmx_rx_ring_owned(const struct vmx_rx_ring *r)
@@ -376,6 +403,7 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
 void vmx_rxq_stop(struct vmx_rxq *rxq)
 {
 	vmx_timer_delete_sync(&rxq->refill_timer);
+	vmx_rx_xb_close(rxq, false);
 	if (rxq->skb) {
 		dev_kfree_skb_any(rxq->skb);
 		rxq->skb = NULL;
@@ -673,42 +701,82 @@ struct vmx_rx_ctx {
 	struct vmx_txq *xtxq;
 	u32 xdp_flags;
 	u32 lro_mss;		/* from the SOP of a type-4 completion */
+	bool frags;		/* the program takes multi-buffer frames */
 };
 
 /*
- * Run XDP on a single-buffer frame of @len bytes in @page (a whole page
- * of ring 0, or a copy of a data ring entry). Returns the skb to deliver,
- * with the metadata the program left, or NULL when the program consumed
- * the frame.
+ * Run XDP on the frame in @xb: a ring-0 page (or a copy of a data ring
+ * entry) and, for a multi-buffer frame, the ring-1 pages in its shared
+ * info. @eop is the completion that ended the frame. Returns the skb to
+ * deliver, with the fragments and the metadata the program left, or NULL
+ * when the program consumed the frame.
  */
-static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
-				  struct page *page, u32 len)
+static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
+				       struct vmx_rx_ctx *c,
+				       struct vmx_xdp_buff *xb,
+				       const struct vmx_rx_comp *eop)
 {
-	struct vmx_rx_buf b = { .page = page };
-	struct xdp_buff xdp;
+	struct xdp_buff *xdp = &xb->xdp;
+	u32 act, meta, nfrags = 0, fsize = 0;
+	struct skb_shared_info *sh;
 	struct sk_buff *skb;
-	u32 act, meta;
+	bool pfmemalloc = false;
 
-	vmx_rx_count(rxq, len);
-	xdp_init_buff(&xdp, PAGE_SIZE, &rxq->xdp_rxq);
-	xdp_prepare_buff(&xdp, page_address(page), VMX_RX_XDP_HEADROOM, len,
-			 true);
-	act = vmx_xdp_run(rxq, c->prog, &xdp, c->xtxq, &c->xdp_flags);
+	xb->eop = eop;
+	vmx_rx_count(rxq, xdp_get_buff_len(xdp));
+	act = vmx_xdp_run(rxq, c->prog, xdp, c->xtxq, &c->xdp_flags);
 	if (act != XDP_PASS)
 		return NULL;
-	meta = xdp.data - xdp.data_meta;
-	skb = vmx_rx_build_head(rxq, &b, PAGE_SIZE,
-				xdp.data - xdp.data_hard_start,
-				xdp.data_end - xdp.data);
-	if (skb && meta)
+	/* build_skb() clears the shared info the fragments are listed in */
+	if (unlikely(xdp_buff_has_frags(xdp))) {
+		sh = xdp_get_shared_info_from_buff(xdp);
+		nfrags = sh->nr_frags;
+		fsize = sh->xdp_frags_size;
+		pfmemalloc = xdp_buff_is_frag_pfmemalloc(xdp);
+	}
+	meta = xdp->data - xdp->data_meta;
+	skb = napi_build_skb(xdp->data_hard_start, xdp->frame_sz);
+	if (unlikely(!skb)) {
+		vmx_xdp_buff_free(rxq, xdp, true);
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+		return NULL;
+	}
+	skb_reserve(skb, xdp->data - xdp->data_hard_start);
+	__skb_put(skb, xdp->data_end - xdp->data);
+	skb_mark_for_recycle(skb);
+	if (meta)
 		skb_metadata_set(skb, meta);
+	if (nfrags)
+		xdp_update_skb_shared_info(skb, nfrags, fsize,
+					   nfrags * PAGE_SIZE, pfmemalloc);
 	return skb;
+}
+
+/* Start an xdp_buff on @len bytes of a ring-0 page. */
+static void vmx_rx_xb_init(struct vmx_rxq *rxq, struct vmx_xdp_buff *xb,
+			   struct page *page, u32 len)
+{
+	xdp_init_buff(&xb->xdp, PAGE_SIZE, &rxq->xdp_rxq);
+	xdp_prepare_buff(&xb->xdp, page_address(page), VMX_RX_XDP_HEADROOM,
+			 len, true);
+}
+
+/* XDP on a single-buffer frame of @len bytes in @page. */
+static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+				  struct page *page, u32 len,
+				  const struct vmx_rx_comp *eop)
+{
+	struct vmx_xdp_buff xb;
+
+	vmx_rx_xb_init(rxq, &xb, page, len);
+	return vmx_rx_xdp_buff(rxq, c, &xb, eop);
 }
 
 /* A frame that starts in the data ring: copy it into a fresh page for XDP. */
 static struct sk_buff *vmx_rx_data_ring_xdp(struct vmx_rxq *rxq,
 					    struct vmx_rx_ctx *c, u32 idx,
-					    u32 len)
+					    u32 len,
+					    const struct vmx_rx_comp *rc)
 {
 	struct page *page = page_pool_dev_alloc_pages(rxq->ring[0].pp);
 
@@ -720,7 +788,7 @@ static struct sk_buff *vmx_rx_data_ring_xdp(struct vmx_rxq *rxq,
 	memcpy(page_address(page) + VMX_RX_XDP_HEADROOM,
 	       rxq->data_ring + idx * rxq->data_desc_size, len);
 	vmx_rxq_add(rxq, VMX_RXS_DATA_RING, 1);
-	return vmx_rx_xdp(rxq, c, page, len);
+	return vmx_rx_xdp(rxq, c, page, len, rc);
 }
 
 static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
@@ -755,6 +823,58 @@ static bool vmx_rx_copy_frag(struct vmx_rxq *rxq, const struct vmx_rx_buf *b,
 	return page;
 }
 
+/*
+ * A ring-1 buffer of the multi-buffer XDP frame in rxq->xb: added as the
+ * next fragment; at the end of the frame the program runs. A frame with
+ * more buffers than the shared info holds is dropped (the rest of it is
+ * recycled as the continuation of a dropped frame).
+ */
+static int vmx_rx_xb_add(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+			 const struct vmx_rx_comp *rc, struct page *page,
+			 u32 off, u32 len)
+{
+	struct xdp_buff *xdp = &rxq->xb.xdp;
+	u32 dw2 = le32_to_cpu(rc->dw[2]);
+	bool eop = le32_to_cpu(rc->dw[0]) & VMX_RXC_EOP;
+	struct skb_shared_info *sh;
+
+	sh = xdp_get_shared_info_from_buff(xdp);
+	if (!len) {
+		page_pool_recycle_direct(rxq->ring[1].pp, page);
+	} else if (sh->nr_frags == MAX_SKB_FRAGS &&
+		   xdp_buff_has_frags(xdp)) {
+		page_pool_recycle_direct(rxq->ring[1].pp, page);
+		vmx_rx_xb_close(rxq, true);
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+		return eop;
+	} else {
+		if (!xdp_buff_has_frags(xdp)) {
+			sh->nr_frags = 0;
+			sh->xdp_frags_size = 0;
+			xdp_buff_set_frags_flag(xdp);
+		}
+		vmx_frag_fill(&sh->frags[sh->nr_frags++], page, off, len);
+		sh->xdp_frags_size += len;
+		if (page_is_pfmemalloc(page))
+			xdp_buff_set_frag_pfmemalloc(xdp);
+	}
+	if (!eop)
+		return 0;
+	if (dw2 & VMX_RXC_ERR) {
+		vmx_rx_xb_close(rxq, true);
+		vmx_rxq_add(rxq, VMX_RXS_DEV_ERR, 1);
+		return 1;
+	}
+	rxq->xb_open = false;
+	if (xdp_buff_has_frags(xdp))
+		vmx_rxq_add(rxq, VMX_RXS_XDP_FRAGS, 1);
+	rxq->skb = vmx_rx_xdp_buff(rxq, c, &rxq->xb, rc);
+	if (rxq->skb)
+		vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
+	rxq->skb = NULL;
+	return 1;
+}
+
 /* A data ring completion: ring 0 slot @idx comes back unused. */
 static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			    struct vmx_rx_ctx *c)
@@ -775,7 +895,7 @@ static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		return 1;
 	}
 	if (c->prog) {
-		rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len);
+		rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len, rc);
 		if (rxq->skb)
 			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
 	} else {
@@ -809,7 +929,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	sop = dw0 & VMX_RXC_SOP;
 	eop = dw0 & VMX_RXC_EOP;
 
-	if (sop && rxq->skb) {
+	if (sop && (rxq->skb || rxq->xb_open)) {
 		vmx_rx_bad(rxq, "sop inside frame", idx, rqid);
 		return -EIO;
 	}
@@ -836,7 +956,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_bad(rxq, "length", len, r->buf_len);
 		return -EIO;
 	}
-	if (!sop && !rxq->skb) {
+	if (!sop && !rxq->skb && !rxq->xb_open) {
 		/* continuation of a frame already dropped: recycle */
 		if (!vmx_rx_take(rxq, r, idx, true, &b))
 			return -EIO;
@@ -861,23 +981,34 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			return 0;
 		}
 		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
-			rxq->skb = vmx_rx_xdp(rxq, c, b.page, len);
+			rxq->skb = vmx_rx_xdp(rxq, c, b.page, len, rc);
 			if (!rxq->skb)
 				return 1;
 			vmx_rx_deliver(rxq, rxq->skb, rc, c->lro_mss, true);
 			rxq->skb = NULL;
 			return 1;
 		}
+		if (c->prog && c->frags && !eop) {
+			/* the rest comes in ring-1 buffers */
+			vmx_rx_xb_init(rxq, &rxq->xb, b.page, len);
+			rxq->xb_open = true;
+			return 0;
+		}
 		if (c->prog) {
-			/* multi-buffer frames never reach a program */
+			/*
+			 * A frame in error, or multi-buffer for a program
+			 * that does not take them: never reaches it.
+			 */
 			page_pool_recycle_direct(r->pp, b.page);
-			vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+			vmx_rxq_add(rxq, eop ? VMX_RXS_DEV_ERR : VMX_RXS_DROP, 1);
 			return eop;
 		}
 		rxq->skb = vmx_rx_build_head(rxq, &b, r->truesize,
 					     rxq->headroom, len);
 		if (!rxq->skb)
 			return eop;
+	} else if (rxq->xb_open) {
+		return vmx_rx_xb_add(rxq, c, rc, b.page, b.off, len);
 	} else if (len == 0 ||
 		   skb_shinfo(rxq->skb)->nr_frags >= MAX_SKB_FRAGS) {
 		vmx_rx_release(rxq, r, b.page);
@@ -923,8 +1054,10 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 
 	/* queues of the stack layout ignore a program being attached */
 	c.prog = rxq->xdp ? READ_ONCE(vp->xdp_prog) : NULL;
-	if (c.prog)
+	if (c.prog) {
 		c.xtxq = vmx_xdp_txq(vp, rxq->qid);
+		c.frags = c.prog->aux->xdp_has_frags;
+	}
 
 	while (done < budget) {
 		struct vmx_rx_comp *rc = &rxq->comp[rxq->comp_next];

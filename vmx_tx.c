@@ -209,6 +209,7 @@ static void vmx_tx_unmap(struct vmx_txq *txq, struct vmx_tx_buf *b)
 		dma_unmap_single(dev, b->dma, b->len, DMA_TO_DEVICE);
 		break;
 	case VMX_TXB_SKB_FRAG:
+	case VMX_TXB_XDP_XMIT_FRAG:
 		dma_unmap_page(dev, b->dma, b->len, DMA_TO_DEVICE);
 		break;
 	default:
@@ -226,7 +227,8 @@ struct vmx_tx_done {
 
 static bool vmx_tx_buf_is_xdp(const struct vmx_tx_buf *b)
 {
-	return b->type == VMX_TXB_XDP_TX || b->type == VMX_TXB_XDP_XMIT;
+	return b->type == VMX_TXB_XDP_TX || b->type == VMX_TXB_XDP_XMIT ||
+	       b->type == VMX_TXB_XDP_XMIT_FRAG;
 }
 
 /* Release descriptor slots [txq->clean, end] of completed packets. */
@@ -241,7 +243,7 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 		if (b->eop) {
 			if (vmx_tx_buf_is_xdp(b)) {
 				done->xdp_pkts++;
-				done->xdp_bytes += b->len;
+				done->xdp_bytes += xdp_get_frame_len(b->xdpf);
 				xdp_return_frame_bulk(b->xdpf, &done->bq);
 			} else if (b->skb) {
 				done->pkts++;
@@ -766,63 +768,126 @@ void vmx_txq_read_stats(struct vmx_txq *txq, u64 *out)
 		out[i] += c[i];
 }
 
+/*
+ * Write the descriptors of one XDP frame (its head and each fragment) from
+ * txq->fill on, their generations still invalid. Returns false, with
+ * nothing left mapped or written, when the frame cannot go now: not enough
+ * room, more buffers than the device takes for a packet, or a mapping
+ * failure.
+ */
+static bool vmx_tx_xdp_frame(struct vmx_txq *txq, struct xdp_frame *f,
+			     bool mapped)
+{
+	u32 start = txq->fill, start_gen = txq->fill_gen, nfrags = 0, i;
+	struct device *dev = &txq->vp->pdev->dev;
+	struct skb_shared_info *sh = NULL;
+	struct vmx_tx_buf *b = NULL;
+
+	if (unlikely(xdp_frame_has_frags(f))) {
+		sh = xdp_get_shared_info_from_frame(f);
+		nfrags = sh->nr_frags;
+	}
+	if (unlikely(nfrags + 1 > VMX_TX_MAX_DESC_NONTSO ||
+		     vmx_tx_avail(txq) < nfrags + 1))
+		return false;
+
+	for (i = 0; i <= nfrags; i++) {
+		const skb_frag_t *frag = i ? &sh->frags[i - 1] : NULL;
+		struct vmx_tx_desc *d = &txq->desc[txq->fill];
+		struct page *page;
+		dma_addr_t dma;
+		u32 off, len;
+
+		if (frag) {
+			page = skb_frag_page(frag);
+			off = skb_frag_off(frag);
+			len = skb_frag_size(frag);
+		} else {
+			page = virt_to_page(f->data);
+			off = f->data - page_address(page);
+			len = f->len;
+		}
+		b = &txq->buf[txq->fill];
+		if (mapped) {
+			/* a page_pool page of this device, mapped both ways */
+			dma = page_pool_get_dma_addr(page) + off;
+			dma_sync_single_for_device(dev, dma, len,
+						   DMA_BIDIRECTIONAL);
+			b->type = VMX_TXB_XDP_TX;
+		} else {
+			if (frag)
+				dma = skb_frag_dma_map(dev, frag, 0, len,
+						       DMA_TO_DEVICE);
+			else
+				dma = dma_map_single(dev, f->data, len,
+						     DMA_TO_DEVICE);
+			if (unlikely(dma_mapping_error(dev, dma)))
+				goto unwind;
+			b->type = frag ? VMX_TXB_XDP_XMIT_FRAG :
+				  VMX_TXB_XDP_XMIT;
+		}
+		b->dma = dma;
+		b->len = len;
+		d->addr = cpu_to_le64(dma);
+		d->dw3 = cpu_to_le32(i == nfrags ? VMX_TXD_EOP | VMX_TXD_CQ : 0);
+		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
+	}
+	b->eop = true;
+	b->xdpf = f;
+	return true;
+
+unwind:
+	while (txq->fill != start) {
+		txq->fill = (txq->fill + txq->size - 1) % txq->size;
+		vmx_tx_unmap(txq, &txq->buf[txq->fill]);
+		memset(&txq->buf[txq->fill], 0, sizeof(txq->buf[0]));
+	}
+	txq->fill_gen = start_gen;
+	return false;
+}
+
 /**
- * vmx_tx_xdp_post() - post XDP frames, one descriptor each, no doorbell
+ * vmx_tx_xdp_post() - post XDP frames, no doorbell
  * @txq: queue, owned by the caller (lock held)
  * @frames: frames to send
  * @n: number of frames
  * @mapped: true for XDP_TX frames living in this device's page_pool pages
  *	    (already mapped); false for ndo_xdp_xmit frames, mapped here
  *
- * The length sent is each frame's current length, never the buffer size.
+ * One descriptor per buffer of a frame (multi-buffer frames have several).
+ * The whole batch changes hands at once: every descriptor but the first
+ * gets its valid generation, then, after a barrier, the first, so a device
+ * that does not wait for the doorbell never sees part of a frame. The
+ * length sent is each buffer's current length, never the buffer size.
  *
  * Return: number of frames posted, from the start of @frames.
  */
 int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 		    bool mapped)
 {
-	struct device *dev = &txq->vp->pdev->dev;
-	u32 first = txq->fill, gen = txq->fill_gen, idx;
-	int i, done;
+	u32 first = txq->fill, gen = txq->fill_gen, first_gen, idx, ndesc;
+	int done;
 
-	for (i = 0; i < n && vmx_tx_avail(txq); i++) {
-		struct xdp_frame *f = frames[i];
-		struct vmx_tx_buf *b = &txq->buf[txq->fill];
-		struct vmx_tx_desc *d = &txq->desc[txq->fill];
-		dma_addr_t dma;
-
-		if (mapped) {
-			struct page *page = virt_to_page(f->data);
-
-			dma = page_pool_get_dma_addr(page) +
-			      (f->data - page_address(page));
-			dma_sync_single_for_device(dev, dma, f->len,
-						   DMA_BIDIRECTIONAL);
-			b->type = VMX_TXB_XDP_TX;
-		} else {
-			dma = dma_map_single(dev, f->data, f->len,
-					     DMA_TO_DEVICE);
-			if (dma_mapping_error(dev, dma))
-				break;
-			b->type = VMX_TXB_XDP_XMIT;
-		}
-		b->xdpf = f;
-		b->dma = dma;
-		b->len = f->len;
-		b->eop = true;
-		d->addr = cpu_to_le64(dma);
-		d->dw3 = cpu_to_le32(VMX_TXD_EOP | VMX_TXD_CQ);
-		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
-	}
-	done = i;
+	for (done = 0; done < n; done++)
+		if (!vmx_tx_xdp_frame(txq, frames[done], mapped))
+			break;
+	if (!done)
+		return 0;
+	ndesc = (txq->fill + txq->size - first) % txq->size;
 	vmx_tx_handover(txq);
 	/* all addresses and flags visible before any generation flips */
 	dma_wmb();
-	for (i = 0, idx = first; i < done; i++) {
+	first_gen = gen;
+	idx = vmx_ring_next(first, txq->size, &gen);
+	while (--ndesc) {
 		txq->desc[idx].dw2 =
 			cpu_to_le32(FIELD_PREP(VMX_TXD_LEN, txq->buf[idx].len) |
 				    (gen ? VMX_TXD_GEN : 0));
 		idx = vmx_ring_next(idx, txq->size, &gen);
 	}
+	dma_wmb();
+	txq->desc[first].dw2 =
+		cpu_to_le32(FIELD_PREP(VMX_TXD_LEN, txq->buf[first].len) |
+			    (first_gen ? VMX_TXD_GEN : 0));
 	return done;
 }

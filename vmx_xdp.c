@@ -7,7 +7,11 @@
  * first attach and the last detach switch the queue set to and from that
  * layout (allocate new, swap, roll back on failure), replacing a program is
  * a pointer swap. The RX poll reads the program once and runs it on
- * single-buffer frames from ring 0 and the RX data ring.
+ * frames from ring 0 and the RX data ring; a program loaded with frags
+ * support also gets frames that go on in ring-1 pages (jumbo MTU), as
+ * multi-buffer xdp_buffs whose fragments are those pages. LRO stays off
+ * while any program is attached: a program sees, sends and redirects the
+ * frames that were on the wire, never an aggregate larger than the MTU.
  *
  * XDP_TX frames are collected during the poll and posted as one batch with
  * one doorbell. They go to a TX queue reserved for XDP (one per RX queue,
@@ -123,6 +127,28 @@ void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq)
 }
 
 /**
+ * vmx_xdp_buff_free() - give the pages of an xdp_buff back to their pools
+ * @rxq: queue whose rings they came from
+ * @xdp: the frame: a ring-0 page and, if multi-buffer, ring-1 pages
+ * @direct: from this queue's NAPI (recycle into the pool's cache)
+ */
+void vmx_xdp_buff_free(struct vmx_rxq *rxq, struct xdp_buff *xdp, bool direct)
+{
+	struct skb_shared_info *sh;
+	u32 i;
+
+	if (unlikely(xdp_buff_has_frags(xdp))) {
+		sh = xdp_get_shared_info_from_buff(xdp);
+		for (i = 0; i < sh->nr_frags; i++)
+			page_pool_put_full_page(rxq->ring[1].pp,
+						skb_frag_page(&sh->frags[i]),
+						direct);
+	}
+	page_pool_put_full_page(rxq->ring[0].pp,
+				virt_to_page(xdp->data_hard_start), direct);
+}
+
+/**
  * vmx_xdp_run() - run the program on one frame and carry out its verdict
  * @rxq: receiving queue
  * @prog: program, read once for this poll
@@ -130,7 +156,7 @@ void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq)
  * @xtxq: TX queue for XDP_TX
  * @xdp_flags: accumulates what vmx_xdp_poll_done() must finish
  *
- * On any verdict but XDP_PASS the page is consumed.
+ * On any verdict but XDP_PASS the pages are consumed.
  *
  * Return: the verdict.
  */
@@ -182,8 +208,7 @@ u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 	goto count;
 
 drop:
-	page_pool_recycle_direct(rxq->ring[0].pp,
-				 virt_to_page(xdp->data_hard_start));
+	vmx_xdp_buff_free(rxq, xdp, true);
 	if (act == XDP_PASS)	/* cannot happen; keeps the compiler calm */
 		act = XDP_DROP;
 count:
@@ -223,7 +248,7 @@ int vmx_xdp_xmit(struct net_device *nd, int n, struct xdp_frame **frames,
 {
 	struct vmx_priv *vp = netdev_priv(nd);
 	struct vmx_txq *txq;
-	int sent, i;
+	int sent;
 
 	if (unlikely(flags & ~XDP_XMIT_FLAGS_MASK))
 		return -EINVAL;
@@ -231,14 +256,11 @@ int vmx_xdp_xmit(struct net_device *nd, int n, struct xdp_frame **frames,
 		     !netif_carrier_ok(nd)))
 		return -ENETDOWN;
 
-	for (i = 0; i < n; i++)
-		if (unlikely(xdp_frame_has_frags(frames[i])))
-			break;
 	txq = vmx_xdp_txq(vp, smp_processor_id());
 	vmx_xdp_lock(txq);
-	if (vmx_tx_avail(txq) < i)
+	if (vmx_tx_avail(txq) < n)
 		vmx_xdp_reclaim(txq);
-	sent = vmx_tx_xdp_post(txq, frames, i, false);
+	sent = vmx_tx_xdp_post(txq, frames, n, false);
 	if (flags & XDP_XMIT_FLUSH) {
 		vmx_tx_doorbell(txq);
 		vmx_xdp_reclaim(txq);
@@ -252,24 +274,34 @@ int vmx_xdp_xmit(struct net_device *nd, int n, struct xdp_frame **frames,
 	return sent;
 }
 
+/*
+ * Frames of @mtu reach @prog in one buffer, or the program takes
+ * multi-buffer frames.
+ */
+static int vmx_xdp_mtu_ok(const struct bpf_prog *prog, u32 mtu,
+			  struct netlink_ext_ack *extack)
+{
+	if (!prog || prog->aux->xdp_has_frags || mtu <= VMX_XDP_MAX_MTU)
+		return 0;
+	vmx_extack_fmt(extack, "MTU too large for an XDP program without frags support",
+		       "MTU %u too large without frags support: at most %lu",
+		       mtu, (unsigned long)VMX_XDP_MAX_MTU);
+	return -EINVAL;
+}
+
 /**
  * vmx_xdp_check_mtu() - can frames of this MTU run through XDP?
  * @vp: device
  * @mtu: MTU to check
  * @extack: for the refusal, may be NULL
  *
- * Return: 0, or -EINVAL when a program is attached and frames of @mtu
- * would not fit one ring-0 buffer.
+ * Return: 0, or -EINVAL when a program without frags support is attached
+ * and frames of @mtu would not fit one ring-0 buffer.
  */
 int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
 		      struct netlink_ext_ack *extack)
 {
-	if (!vp->xdp_prog || mtu <= VMX_XDP_MAX_MTU)
-		return 0;
-	vmx_extack_fmt(extack, "MTU too large for XDP (one buffer per frame)",
-		       "MTU %d too large for XDP: at most %lu (one buffer per frame)",
-		       mtu, (unsigned long)VMX_XDP_MAX_MTU);
-	return -EINVAL;
+	return vmx_xdp_mtu_ok(vp->xdp_prog, mtu, extack);
 }
 
 /**
@@ -304,17 +336,9 @@ static int vmx_xdp_setup(struct vmx_priv *vp, struct bpf_prog *prog,
 	struct bpf_prog *old;
 	int err;
 
-	if (prog && prog->aux->xdp_has_frags) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "multi-buffer (frags) XDP programs are not supported");
-		return -EOPNOTSUPP;
-	}
-	if (prog && nd->mtu > VMX_XDP_MAX_MTU) {
-		vmx_extack_fmt(extack, "MTU too large for XDP (one buffer per frame)",
-			       "MTU %u too large for XDP: at most %lu (one buffer per frame)",
-			       nd->mtu, (unsigned long)VMX_XDP_MAX_MTU);
-		return -EINVAL;
-	}
+	err = vmx_xdp_mtu_ok(prog, nd->mtu, extack);
+	if (err)
+		return err;
 
 	/* one program for another: the buffers are ready, swap the pointer */
 	if (!vp->xdp_prog == !prog) {
@@ -367,3 +391,53 @@ int vmx_bpf(struct net_device *nd, struct netdev_bpf *bpf)
 		return -EINVAL;
 	}
 }
+
+#ifdef VMX_HAVE_XDP_META
+/* The device's hash types, as XDP names them (vmx_defs.h VMX_RSS_*). */
+static const enum xdp_rss_hash_type vmx_xdp_rss_type[] = {
+	[VMX_RSS_IPV4]		= XDP_RSS_TYPE_L3_IPV4,
+	[VMX_RSS_TCP_IPV4]	= XDP_RSS_TYPE_L4_IPV4_TCP,
+	[VMX_RSS_IPV6]		= XDP_RSS_TYPE_L3_IPV6,
+	[VMX_RSS_TCP_IPV6]	= XDP_RSS_TYPE_L4_IPV6_TCP,
+	[VMX_RSS_UDP_IPV4]	= XDP_RSS_TYPE_L4_IPV4_UDP,
+	[VMX_RSS_UDP_IPV6]	= XDP_RSS_TYPE_L4_IPV6_UDP,
+};
+
+/* bpf_xdp_metadata_rx_hash(): the hash the device put in the completion */
+static int vmx_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
+			   enum xdp_rss_hash_type *rss_type)
+{
+	const struct vmx_xdp_buff *xb = (const void *)ctx;
+	u32 dw0 = le32_to_cpu(xb->eop->dw[0]);
+	u32 dw3 = le32_to_cpu(xb->eop->dw[3]);
+	u32 t = FIELD_GET(VMX_RXC_RSS_TYPE, dw0);
+
+	/* type-4 (LRO) completions carry no hash */
+	if (t == VMX_RSS_NONE || FIELD_GET(VMX_RXC_TYPE, dw3) == VMX_RXC_TYPE_LRO)
+		return -ENODATA;
+	*hash = le32_to_cpu(xb->eop->dw[1]);
+	*rss_type = t < ARRAY_SIZE(vmx_xdp_rss_type) ? vmx_xdp_rss_type[t] :
+		    XDP_RSS_L4;
+	return 0;
+}
+
+/* bpf_xdp_metadata_rx_vlan_tag(): the tag the device stripped */
+static int vmx_xdp_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto,
+			       u16 *vlan_tci)
+{
+	const struct vmx_xdp_buff *xb = (const void *)ctx;
+	u32 dw2 = le32_to_cpu(xb->eop->dw[2]);
+
+	if (!(dw2 & VMX_RXC_TS) ||
+	    !(xb->xdp.rxq->dev->features & NETIF_F_HW_VLAN_CTAG_RX))
+		return -ENODATA;
+	*vlan_proto = htons(ETH_P_8021Q);
+	*vlan_tci = FIELD_GET(VMX_RXC_TCI, dw2);
+	return 0;
+}
+
+const struct xdp_metadata_ops vmx_xdp_metadata_ops = {
+	.xmo_rx_hash		= vmx_xdp_rx_hash,
+	.xmo_rx_vlan_tag	= vmx_xdp_rx_vlan_tag,
+};
+#endif

@@ -31,7 +31,9 @@
 #   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
 #             revision, ethtool controls, XDP on data-ring frames, RSS
 #   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection
-#   tdevrev   6.12, one test-device NIC per revision 1..9
+#   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
+#             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
+#             XDP shares the stack TX queues (tdev_queues.sh)
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -125,7 +127,8 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 # Per group: kernel, vm.sh options, tests, and ";"-separated VAR=VALUE
 # settings passed into the guest.
 XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
-	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh"
+	xdp_features.sh qstats_xdp.sh xdp_meta.sh netconsole.sh xdp_frags.sh
+	xdp_rxmeta.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
 	kselftests msi tdev tdevx tdevrev)
@@ -158,7 +161,7 @@ G_KERNEL[xdp]=6.12;     G_OPTS[xdp]=$HUB3;    G_TESTS[xdp]=$XDP_TESTS
 G_ENV[xdp]="VMX_MODE=msix monitor"
 # 6.1's in-tree vmxnet3 has no XDP at all; vmx's compat layer is what runs.
 G_KERNEL[xdp61]=6.1;    G_OPTS[xdp61]=$HUB3
-G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh xdp_meta.sh"
+G_TESTS[xdp61]="xdp_basic.sh xdp_redirect.sh xdp_meta.sh xdp_frags.sh xdp_rxmeta.sh"
 G_ENV[xdp61]="VMX_MODE=msix monitor"
 # XDP_TX and ndo_xdp_xmit map and sync through bounce buffers.
 G_KERNEL[xdpdma]=6.12;  G_OPTS[xdpdma]="$HUB3 --append swiotlb=force"
@@ -192,7 +195,8 @@ G_ENV[msi]="VMX_MODE=msi testdev monitor"
 TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
-	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh"
+	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
+	xdp_rxmeta.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell with interrupt
 # moderation (first NIC), and faults: on command to the first NIC, at a
@@ -204,8 +208,8 @@ G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
 # and disabled offloads): negotiation and what each revision gates.
 G_KERNEL[tdevrev]=6.12
-G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x203,ptcr0=0x80000000,disabled-offloads=3 --nic virtio"
-G_TESTS[tdevrev]="revisions.sh"
+G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic virtio --smp 4"
+G_TESTS[tdevrev]="revisions.sh tdev_queues.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"

@@ -87,6 +87,22 @@ class QTest:
         v = int(self.cmd("inl 0xcfc")[1], 16)
         return (v >> (8 * (reg & 3))) & 0xFF
 
+    def cap_off(self, cap_id):
+        """configuration-space offset of a capability, 0 if absent"""
+        ptr = self.cfg_rd(0x34)
+        for _ in range(48):
+            if not ptr:
+                break
+            if self.cfg_rd(ptr) == cap_id:
+                return ptr
+            ptr = self.cfg_rd(ptr + 1) & ~3
+        return 0
+
+    def msix_vectors(self):
+        """MSI-X table size from the capability's message control"""
+        off = self.cap_off(0x11)
+        return ((self.cfg_rd(off + 3) << 8 | self.cfg_rd(off + 2)) & 0x7FF) + 1
+
     def caps(self):
         """capability IDs in the order of the list (0x05 MSI, 0x11 MSI-X)"""
         out, ptr = [], self.cfg_rd(0x34)
@@ -134,16 +150,19 @@ class QTest:
         shutil.rmtree(os.path.dirname(self.qmp_path), ignore_errors=True)
         return self.p.stderr.read()
 
-    def qom(self, prop):
-        """qom-get on the NIC over QMP (what a host-side runner does)"""
+    def qom(self, prop, value=None):
+        """qom-get on the NIC over QMP (what a host-side runner does);
+        with a value, qom-set"""
+        args = {"path": "/machine/peripheral/nic1", "property": prop}
+        if value is not None:
+            args["value"] = value
         with socket.socket(socket.AF_UNIX) as c:
             c.connect(self.qmp_path)
             f = c.makefile("rw")
             f.readline()
             for cmd in ({"execute": "qmp_capabilities"},
-                        {"execute": "qom-get", "arguments": {
-                            "path": "/machine/peripheral/nic1",
-                            "property": prop}}):
+                        {"execute": "qom-set" if value is not None else
+                         "qom-get", "arguments": args}):
                 f.write(json.dumps(cmd) + "\n")
                 f.flush()
                 while True:
@@ -561,6 +580,119 @@ def case_rev9(qemu):
     q.close()
 
 
+# Many queues: each TX queue's rings at TXQ + 0x10000 * i (ring, completion
+# ring, data ring), each RX queue's at RXQ + 0x10000 * i (rings 0 and 1,
+# completion ring; no data ring), the queue table at QD2.
+QD2, TXQ, RXQ = 0x140000, 0x300000, 0x800000
+INTR_EXT = 720
+
+
+def bring_up_n(q, rev, ntx, nrx, event=None, ext_event=None):
+    """ACTIVATE with ntx TX and nrx RX queues: TX queue i on vector i, RX
+    queue j on ntx + j, events on `event` (default ntx + nrx) in the legacy
+    intrConf; ext_event, when given, goes into the extended block at shared
+    offset 720. Returns the CMD read-back."""
+    if event is None:
+        event = ntx + nrx
+    q.command(0xCAFE0002)                       # RESET_DEV
+    q.vd(VRRS, 1 << (rev - 1))
+    q.vd(UVRS, 1)
+    q.cmd(f"memset 0x{SH:x} 0x1000 0")
+    q.cmd(f"memset 0x{QD2:x} 0x10000 0")
+    q.write(SH, le32(0xBABEFEE1))
+    q.write(SH + 12, le32(2 | 1 << 2))
+    q.write(SH + 16, le32(1) + le32(1))
+    q.write(SH + 40, le64(QD2))
+    q.write(SH + 52, le32(256 * (ntx + nrx)) + le32(1500) + le16(1) +
+            bytes([ntx, nrx]))
+    q.write(SH + 80, bytes([1, ntx + nrx + 1, event]))
+    if ext_event is not None:
+        q.write(SH + INTR_EXT, bytes([1, ntx + nrx + 1, ext_event]))
+    q.write(SH + 120, le32(0x10))
+    for i in range(ntx):
+        b, d = TXQ + 0x10000 * i, QD2 + 256 * i
+        q.write(d + 16, le64(b) + le64(b + 0x2000) + le64(b + 0x1000))
+        q.write(d + 56, le32(NR) + le32(NR) + le32(NR))
+        q.write(d + 72, bytes([i, 0]) + le16(DSZ))
+    for j in range(nrx):
+        b, d = RXQ + 0x10000 * j, QD2 + 256 * (ntx + j)
+        q.write(d + 16, le64(b) + le64(b + 0x1000) + le64(b + 0x2000))
+        q.write(d + 56, le32(NR) + le32(NR) + le32(2 * NR))
+        q.write(d + 72, bytes([ntx + j, 0]))
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    return q.command(0xCAFE0000)
+
+
+def case_queue_limits(qemu):
+    """max-tx-queues=4,max-rx-queues=2: reported and enforced"""
+    q = QTest(qemu, ",max-revision=6,max-tx-queues=4,max-rx-queues=2").setup()
+    q.vd(VRRS, 1 << 5)
+    check("GET_MAX_QUEUES_CONF: 4 TX, 2 RX", q.command(GET_MAX_QUEUES_CONF),
+          0x0204)
+    check("25 MSI-X vectors within the legacy limits", q.msix_vectors(), 25)
+    check("ACTIVATE with 4 TX, 2 RX queues succeeds", bring_up_n(q, 6, 4, 2),
+          0)
+    check("ACTIVATE with 5 TX queues (above max-tx-queues) is refused",
+          bring_up_n(q, 6, 5, 2), 1)
+    check("ACTIVATE with 3 RX queues (above max-rx-queues) is refused",
+          bring_up_n(q, 6, 4, 3), 1)
+    q.close()
+
+
+def case_queues32(qemu):
+    """max-tx-queues=32,max-rx-queues=32: the extended configuration"""
+    q = QTest(qemu, ",max-revision=6,max-tx-queues=32,max-rx-queues=32"
+                    ",strict=on").setup()
+    q.vd(VRRS, 1 << 5)
+    check("GET_MAX_QUEUES_CONF: 32 TX, 32 RX",
+          q.command(GET_MAX_QUEUES_CONF), 0x2020)
+    check("65 MSI-X vectors", q.msix_vectors(), 65)
+    check("legacy intrConf (8 TX, 8 RX): event vector 30 refused",
+          bring_up_n(q, 6, 8, 8, event=30), 1)
+    check("16 TX + 16 RX: intrConfExt read (legacy event index 200 ignored),"
+          " vectors up to 32 accepted",
+          (bring_up_n(q, 6, 16, 16, event=200, ext_event=32),
+           q.qom("stat-intr-ext")), (0, 1))
+    q.wr(BAR0 + 8 * 32, 0)                      # unmask the event vector
+    q.qom("fault", "link-flap")
+    ecr = struct.unpack("<I", q.read(SH + 696, 4))[0]
+    check("link-flap: LINK event raised on vector 32 (stat-intr32)",
+          (ecr & 4, q.qom("stat-intr32")), (4, 1))
+    check("32 TX + 32 RX queues accepted",
+          bring_up_n(q, 6, 32, 32, ext_event=64), 0)
+    check("33 TX queues refused", bring_up_n(q, 6, 33, 32, ext_event=64), 1)
+    q.close()
+
+
+def case_large_bar(qemu, offer):
+    """large-BAR doorbells with LARGE_BAR {rev}"""
+    q = QTest(qemu, f",max-revision=7,dcr0={offer}").setup()
+    q.vd(VRRS, 1 << 6)
+    q.vd(DCR0, 0x10000)
+    granted = q.command(GET_DCR0_REG)
+    check(f"dcr0={offer}: ACTIVATE succeeds", bring_up(q, 7), 0)
+    lb = granted & 0x10000
+    before = [q.qom(f"stat-bar0-{k}") for k in ("txprod", "rxprod", "rxprod2",
+                                                "unknown")]
+    for off in (0x600, 0x800, 0xA00):           # small-BAR doorbells
+        q.wr(BAR0 + off, 0)
+    if lb:
+        for off in (0x1000, 0x1400, 0x1800):    # large-BAR doorbells
+            q.wr(BAR0 + off, 0)
+    after = [q.qom(f"stat-bar0-{k}") for k in ("txprod", "rxprod", "rxprod2",
+                                               "unknown")]
+    got = tuple(a - b if isinstance(a, int) and isinstance(b, int) else a
+                for a, b in zip(after, before))
+    if lb:
+        check("LARGE_BAR granted: doorbells at 0x1000/0x1400/0x1800 counted, "
+              "the small-BAR ones decode to nothing", got, (1, 1, 1, 3))
+    else:
+        check("no LARGE_BAR: doorbells at 0x600/0x800/0xA00 counted", got,
+              (1, 1, 1, 0))
+    q.close()
+
+
 def case_msix(qemu, prop):
     """msix={rev}: the capabilities a driver finds"""
     q = QTest(qemu, f",msix={prop}").setup()
@@ -581,12 +713,15 @@ def main():
              (case_tx, (0,)), (case_tx, (1000,)),
              (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ()),
              (case_moderation, (0,)), (case_moderation, (1000,)),
-             (case_msix, ("on",)), (case_msix, ("off",))]
+             (case_msix, ("on",)), (case_msix, ("off",)),
+             (case_queue_limits, ()), (case_queues32, ()),
+             (case_large_bar, ("0x10000",)), (case_large_bar, ("0",))]
     cases += [(case_fault, (k,)) for k in FAULT_BITS]
     for case, args in cases:
         try:
             case(qemu, *args)
-        except (RuntimeError, OSError, ValueError, IndexError) as e:
+        except (RuntimeError, OSError, ValueError, IndexError,
+                TypeError) as e:
             doc = case.__doc__.format(rev=args[0] if args else "")
             check(f"{doc}: QEMU answered", str(e).strip(), "")
     print(f"1..{n}")

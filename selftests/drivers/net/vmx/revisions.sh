@@ -8,7 +8,9 @@
 # (coalescing from 3, rx-flow-hash from 4), from 7 logs the capabilities
 # offered and granted (only what was asked for), at 9 leaves out the
 # offloads the device disabled; each comes up and carries traffic to the
-# peer. SKIPs without test-device NICs.
+# peer with its TXPROD doorbells where the device decodes them (the
+# large-BAR offsets when LARGE_BAR is offered: device counters
+# stat-bar0-txprod and stat-bar0-unknown). SKIPs without test-device NICs.
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
 
@@ -22,7 +24,7 @@ dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; bail "driv
 # Each vmx NIC in turn gets DUT_IP (the others none), so the peer's setup
 # stays as lib.sh made it; the neighbour caches are flushed in between.
 one_nic() {
-	local ifc=$1 nic want rev bdf line mtu rc=0 bad0 bad1 caps
+	local ifc=$1 nic want rev bdf line mtu rc=0 bad0 bad1 caps lb=0 db0 db1 unk0 unk1
 	nic=$(testdev_nic_of "$ifc") || return 1
 	want=$(testdev_prop "$nic" max-revision)
 	rev=$(ethtool -i "$ifc" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p')
@@ -45,6 +47,11 @@ one_nic() {
 		# vmx asks for UDP/ESP RSS (bits 0, 1, 9) and LARGE_BAR (16) only
 		[ $((granted & ~offered)) = 0 ] && [ $((granted & ~0x10203)) = 0 ] ||
 			{ echo "granted $granted is not within offered $offered and asked 0x10203"; rc=1; }
+		# LARGE_BAR offered: vmx asks for it and rings the large-BAR doorbells
+		if [ $((offered & 0x10000)) != 0 ]; then
+			[ $((granted & 0x10000)) != 0 ] || { echo "LARGE_BAR offered but not asked for"; rc=1; }
+			lb=1
+		fi
 	fi
 	if [ "$want" -ge 9 ] && [ "$(testdev_prop "$nic" disabled-offloads)" = 3 ]; then
 		ethtool -k "$ifc" | grep -E '^(tcp-segmentation-offload|large-receive-offload):'
@@ -66,13 +73,23 @@ one_nic() {
 	bad1=$(testdev_stat "$nic" bad-rev-commands) || return 1
 	echo "commands above the revision: $bad1 (+$((bad1 - bad0)) in this check)"
 	[ "$bad1" = 0 ] || rc=1
-	# traffic: this NIC alone has the DUT address
+	# traffic: this NIC alone has the DUT address. The device counts the
+	# TXPROD writes at the offsets it decodes (0x600 + 8q; 0x1000 + 8q once
+	# LARGE_BAR is granted) and every BAR0 write that decodes to nothing
+	# (the small-BAR doorbell of a large BAR) in stat-bar0-unknown.
+	db0=$(testdev_stat "$nic" bar0-txprod) || return 1
+	unk0=$(testdev_stat "$nic" bar0-unknown) || return 1
 	ip addr flush dev "$ifc"
 	ip addr add "$DUT_IP/24" dev "$ifc"
 	pexec ip neigh flush dev "$PEER"
 	ip neigh flush dev "$ifc"
 	dut_ping -c 3 -i 0.2 "$PEER_IP" || rc=1
 	ip addr flush dev "$ifc"
+	db1=$(testdev_stat "$nic" bar0-txprod) || return 1
+	unk1=$(testdev_stat "$nic" bar0-unknown) || return 1
+	echo "TXPROD doorbells at the $([ $lb = 1 ] && echo large || echo small)-BAR offsets: +$((db1 - db0)); BAR0 writes decoding to nothing: +$((unk1 - unk0))"
+	[ $((db1 - db0)) -gt 0 ] || { echo "no TXPROD doorbell reached the device"; rc=1; }
+	[ "$unk1" = "$unk0" ] || rc=1
 	return $rc
 }
 

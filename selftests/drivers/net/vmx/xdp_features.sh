@@ -36,9 +36,10 @@ ping_ok() { peer_ping -c 5 -i 0.1 "$DUT_IP"; }
 
 # ------------------------------------------------ xdp_features (netlink)
 # What the driver implements: XDP_PASS/DROP/TX/ABORTED (basic), XDP_REDIRECT
-# out of its RX path (redirect), ndo_xdp_xmit (ndo-xmit). No multi-buffer
-# programs (xdp_basic.sh checks that they are refused), no AF_XDP zero copy.
-WANT_FEATURES=basic,redirect,ndo-xmit
+# out of its RX path (redirect), ndo_xdp_xmit (ndo-xmit), multi-buffer
+# frames for xdp.frags programs (rx-sg) and through ndo_xdp_xmit
+# (ndo-xmit-sg; xdp_frags.sh runs them). No AF_XDP zero copy.
+WANT_FEATURES=basic,redirect,ndo-xmit,rx-sg,ndo-xmit-sg
 xdp_features_are() {
 	local out
 	out=$(python3 "$NLDEV" "$IFX") || { echo "$out"; return 1; }

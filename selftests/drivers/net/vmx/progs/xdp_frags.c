@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A multi-buffer aware program: vmx must refuse it. */
+/* A multi-buffer aware program that passes every frame. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
