@@ -406,19 +406,21 @@ path_probe() {
 	[ $bad = 0 ]
 }
 
-# rxrefill (see the header). The flood: a bash loop writing datagrams to
-# one UDP socket in the peer (no fork per datagram).
+# rxrefill (see the header). The flood: a Python loop sending datagrams
+# from the peer (a bash /dev/udp loop was too slow to drain the pool).
 # rx0_alloc_fail: RX queue 0's page allocation failures (qstats
 # rx-alloc-fail of queue 0; ethtool -S has no such counter).
 rx0_alloc_fail() {
 	nl_qstats queue "$DUT" | awk '$1 == "rx" && $2 == 0 && $3 == "rx-alloc-fail" { v = $4 } END { print v + 0 }'
 }
 _rx_moved() { [ "$(stat_of "$DUT" rx_packets)" != "$1" ]; }
-# _rx_dead: no frame for a whole second while the flood runs
+# _rx_dead NOBUF0: no frame for a whole second while the flood runs, and
+# the device dropped frames for want of buffers (dev_rx_nobuf above
+# NOBUF0): a pause of the sender alone is not a dead ring.
 _rx_dead() {
 	local a b
 	a=$(stat_of "$DUT" rx_packets); sleep 1; b=$(stat_of "$DUT" rx_packets)
-	[ "$a" = "$b" ]
+	[ "$a" = "$b" ] && [ "$(estat "$DUT" dev_rx_nobuf)" -gt "$1" ]
 }
 path_rxrefill() {
 	local sink flood f0 f1 tx0 rx0 nb0 rc=0
@@ -438,18 +440,23 @@ time.sleep(3600)' "$SINK_PORT" > "$VMX_TMP/sink.out" 2>&1 &
 	_vmx_bg+=("$sink")
 	wait_for 30 grep -q bound "$VMX_TMP/sink.out" || { echo "sink did not start"; cat "$VMX_TMP/sink.out"; return 1; }
 	f0=$(rx0_alloc_fail)
-	bg_start pexec bash -c "exec 3>/dev/udp/$DUT_IP/$SINK_PORT; while :; do echo vmx-faults >&3; done"
+	nb0=$(estat "$DUT" dev_rx_nobuf)
+	bg_start pexec python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+a = (sys.argv[1], int(sys.argv[2]))
+while True:
+    s.sendto(b"vmx-faults", a)' "$DUT_IP" "$SINK_PORT"
 	flood=$BG_PID
 	wait_for 20 _rx_moved "$(stat_of "$DUT" rx_packets)" || { echo "the flood does not reach $DUT"; rc=1; }
 	fi_on fail_page_alloc
-	if [ $rc = 0 ] && ! wait_for 120 _rx_dead; then
-		echo "RX queue 0 never ran dry: rx0_alloc_fail $f0 -> $(rx0_alloc_fail), rx_packets still moving"
+	if [ $rc = 0 ] && ! wait_for 300 _rx_dead "$nb0"; then
+		echo "RX queue 0 never ran dry: rx-alloc-fail (queue 0) $f0 -> $(rx0_alloc_fail), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
 		rc=1
 	fi
 	tx0=$(stat_of "$DUT" tx_packets)
 	rx0=$(stat_of "$DUT" rx_packets)
 	f1=$(rx0_alloc_fail)
-	nb0=$(estat "$DUT" dev_rx_nobuf)
 	[ $rc = 0 ] && echo "injected: RX queue 0 empty, rx_packets stopped at $rx0, rx-alloc-fail (queue 0) $f0 -> $f1, dev_rx_nobuf $nb0"
 	fi_off
 	if [ $rc = 0 ]; then
