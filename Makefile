@@ -15,6 +15,13 @@
 #   make deb             the vmx-dkms Debian package (build/deb/)
 #   make bench           the benchmark (not a test)
 #   make kernels         the debug 6.12 kernel (tools/kernels; not in make test)
+#   make modules-debug   build/<kver>/vmx.ko against the cached debug kernel
+#   make check-debug     W=1 + sparse against the cached debug kernel
+#   make test-debug      on the debug kernel (KASAN, lockdep, kmemleak,
+#                        DMA-API debug, fault injection): check-debug, then
+#                        the core and XDP suites and the fault-injection
+#                        test (run-tests.sh groups debug xdpdebug faultsdebug
+#                        dmadebug); needs make kernels first; not in make test
 
 SRC := $(CURDIR)
 KVER_RUNNING := $(shell uname -r)
@@ -26,10 +33,13 @@ KDIR ?= $(KDIR_NEWEST)
 endif
 ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
 		    $(wildcard /usr/src/linux-headers-6.1.*-amd64))
+# the debug 6.12 of tools/kernels once built (make kernels); empty if not
+KDIR_DEBUG = $(shell $(SRC)/tools/kernels/build.sh --cached 2>/dev/null)
 SOURCES := Kbuild VERSION vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
 	   vmx.h vmx_defs.h vmx_compat.h
 
-.PHONY: all modules all-kernels check clean demo test test-extra deb bench setup kernels
+.PHONY: all modules all-kernels check clean demo test test-extra deb bench setup kernels \
+	modules-debug check-debug test-debug
 
 all: modules
 
@@ -54,6 +64,26 @@ check:
 			tee $$d/log; \
 		! grep -E "warning|error" $$d/log; \
 	done
+
+# The debug kernel's tree is its own headers tree (tools/kernels/README.md).
+modules-debug:
+	@d="$(KDIR_DEBUG)"; test -n "$$d" || { echo "the debug kernel is not built: make kernels"; exit 1; }; \
+	set -e; v=$$(cat $$d/kver); b=$(SRC)/build/$$v; \
+	mkdir -p $$b; cp $(addprefix $(SRC)/,$(SOURCES)) $$b/; \
+	$(MAKE) -C $$d/src M=$$b modules KCFLAGS="$(KCFLAGS)"
+
+check-debug:
+	@d="$(KDIR_DEBUG)"; test -n "$$d" || { echo "the debug kernel is not built: make kernels"; exit 1; }; \
+	set -e; v=$$(cat $$d/kver); b=$(SRC)/build/check-$$v; \
+	rm -rf $$b; mkdir -p $$b; cp $(addprefix $(SRC)/,$(SOURCES)) $$b/; \
+	echo "== W=1 C=2 against $$v"; \
+	$(MAKE) -s -C $$d/src M=$$b W=1 C=2 KCFLAGS=-Werror modules 2>&1 | tee $$b/log; \
+	! grep -E "warning|error" $$b/log
+
+# the debug groups of run-tests.sh (it builds and checks against the debug
+# kernel itself when one of them is selected)
+test-debug:
+	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug
 
 setup:
 	tools/setup.sh

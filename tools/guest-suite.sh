@@ -7,7 +7,8 @@
 #
 # For each test: runs selftests/drivers/net/vmx/TEST.sh under `timeout`
 # (the test's "# vmx-timeout: N" header line, else $VMX_TEST_TIMEOUT, else
-# 300 s), output to OUTDIR/TEST.log, then writes OUTDIR/TEST.rc holding
+# 300 s; times VMX_TIMEOUT_SCALE, default 1: the debug kernel's groups
+# triple it), output to OUTDIR/TEST.log, then writes OUTDIR/TEST.rc holding
 # "<exit status> <seconds>". A test without a .rc file never finished (the
 # guest crashed or was killed). Between tests it removes the peer netns and
 # unloads the driver under test, so each test starts from the same state.
@@ -22,6 +23,11 @@
 # (boot, between tests, after the last test) checked with lib.sh's
 # kernel_log_bad; a test killed before its end marker leaves the rest of
 # its log to this check.
+#
+# On a debug kernel (kmemleak, lockdep: tools/kernels), every test is also
+# checked after its driver unload for kmemleak reports from vmx, the debug
+# tools' own log lines and lockdep still being on (see debug_check below);
+# a failed check adds a "not ok" line to its log and makes its status 1.
 #
 # On the project's test device (VMX_TESTDEV_NICS, tools/vm.sh --nic
 # vmxnet3t), every test must leave the device's strict-mode violation count
@@ -66,6 +72,69 @@ if [ -n "${VMX_TESTDEV_NICS:-}" ]; then
 		testdev_nic_of testdev_violations testdev_violation_kinds)" || exit 2
 fi
 
+# ------------------------------------------------ debug kernel checks
+# On a kernel with kmemleak, lockdep or KASAN (tools/kernels' debug 6.12),
+# after every test and the driver unload that follows it:
+#  - kmemleak: one scan (after 5 s, so that what the unload freed or
+#    leaked is old enough to be reported); a suspected leak whose backtrace
+#    has a vmx frame, or a frame of an unloaded module (vmx: the only module
+#    the tests unload), fails the test. Other new reports are only listed
+#    (OUTDIR/TEST.kmemleak): they are the kernel's, not the driver's. The
+#    boot's reports are cleared before the first test.
+#  - the kernel log from the test's start on: the debug tools' own lines
+#    that lib.sh's kernel_log_bad does not match (its WARNING:/BUG:/KASAN/
+#    DMA-API/unreferenced object already cover KASAN, KFENCE, lockdep,
+#    DMA-API debug and leak reports): VMX_DEBUG_BAD.
+#  - lockdep still on (/proc/lockdep_stats debug_locks 1): lockdep turns
+#    itself off for good after its first report or on some taints, and
+#    every later test would pass unchecked; kmemleak still on likewise.
+VMX_DEBUG_BAD='stalled pool shutdown|kmemleak: .*([Dd]isabl|[Cc]annot|[Ff]ail)|DMA-API: .*(out of memory|disabl)|lockdep is turned off|blocked for more than'
+DEBUG_KMEMLEAK=0
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	eval "$(lib_functions have_kmemleak kmemleak_scan kmemleak_vmx)" || exit 2
+	if have_kmemleak; then
+		DEBUG_KMEMLEAK=1
+		kmemleak_scan > "$OUT/kmemleak-boot.txt" 2>&1
+	fi
+fi
+debug_locks() { sed -n 's/^ *debug_locks: *//p' /proc/lockdep_stats 2>/dev/null; }
+# a lockdep already off at boot fails the first test (it checked nothing)
+DEBUG_LOCKDEP=0
+LOCKDEP_BOOT=
+if [ -r /proc/lockdep_stats ]; then
+	DEBUG_LOCKDEP=1
+	[ "$(debug_locks)" = 1 ] || LOCKDEP_BOOT="; off since boot"
+fi
+
+# debug_check NAME: the checks above for test NAME.
+debug_check() {
+	local name=$1 f=$OUT/$1.kmemleak vmx bad n
+	if [ "$DEBUG_KMEMLEAK" = 1 ]; then
+		sleep 5
+		if ! have_kmemleak || ! kmemleak_scan > "$f" 2>&1; then
+			add_failure "$name" "kmemleak still on after the test" "$(dmesg | grep -i kmemleak | tail -n 5)"
+			DEBUG_KMEMLEAK=0
+		else
+			vmx=$(kmemleak_vmx < "$f")
+			n=$(grep -c '^unreferenced object' "$f")
+			if [ -n "$vmx" ]; then
+				add_failure "$name" "kmemleak: no suspected leak with vmx in its backtrace ($(printf '%s\n' "$vmx" | grep -c '^unreferenced object') of $n new reports)" \
+					"$(printf '%s\n' "$vmx" | head -n 60)"
+			else
+				echo "# vmx-suite: kmemleak: no leak from vmx ($n other new reports, $f)" >> "$OUT/$name.log"
+			fi
+		fi
+	fi
+	bad=$(dmesg 2>/dev/null | awk -v m="vmx-suite: $name starting" 'f { print } index($0, m) { f = 1 }' |
+		grep -E "$VMX_DEBUG_BAD")
+	[ -z "$bad" ] || add_failure "$name" "kernel log: no page_pool, kmemleak, DMA-API debug, lockdep or hung-task trouble" "$bad"
+	if [ "$DEBUG_LOCKDEP" = 1 ] && [ "$(debug_locks)" != 1 ]; then
+		add_failure "$name" "lockdep still on after the test (debug_locks $(debug_locks)$LOCKDEP_BOOT)" \
+			"$(dmesg | grep -E -A 3 'WARNING: .*(lock|RCU)|BUG: .*lock' | head -n 20)"
+		DEBUG_LOCKDEP=0
+	fi
+}
+
 {
 	echo "kernel: $(uname -r)"
 	echo "cmdline: $(cat /proc/cmdline)"
@@ -91,11 +160,24 @@ not_run() {
 	echo "vmx-suite: $1: not run ($2)"
 }
 
+# add_failure NAME MSG [DETAILS]: one more failing subtest MSG at the end
+# of test NAME's log (DETAILS as diagnostics), its exit status 1.
+add_failure() {
+	local log=$OUT/$1.log rcf=$OUT/$1.rc n rc secs
+	n=$(grep -oE '^(not )?ok [0-9]+' "$log" 2>/dev/null | awk '{ print $NF }' | sort -n | tail -n1)
+	{ echo "not ok $((${n:-0} + 1)) $2"
+	  [ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/#   /'; } >> "$log"
+	read -r rc secs < "$rcf"
+	[ "$rc" = 0 ] && echo "1 $secs" > "$rcf"
+	echo "vmx-suite: $1: $2"
+	[ -z "${3:-}" ] || printf '%s\n' "$3" | head -n 20 | sed 's/^/vmx-suite:   /'
+}
+
 # violations_check NAME SCRIPT: the test device's violation count after
 # test NAME (and its cleanup) is still $td_seen, or NAME expects some.
 td_seen=0
 violations_check() {
-	local log=$OUT/$1.log rcf=$OUT/$1.rc v kinds n rc secs msg
+	local log=$OUT/$1.log v kinds msg
 	[ -n "${VMX_TESTDEV_NICS:-}" ] || return 0
 	if v=$(testdev_violations 2>&1); then
 		[ "$v" = "$td_seen" ] && {
@@ -115,13 +197,7 @@ violations_check() {
 		msg="test device strict checks: stat-violations readable"
 		kinds=$v
 	fi
-	n=$(grep -oE '^(not )?ok [0-9]+' "$log" 2>/dev/null | awk '{ print $NF }' | sort -n | tail -n1)
-	{ echo "not ok $((${n:-0} + 1)) $msg"
-	  printf '%s\n' "$kinds" | sed 's/^/#   /'; } >> "$log"
-	read -r rc secs < "$rcf"
-	[ "$rc" = 0 ] && echo "1 $secs" > "$rcf"
-	echo "vmx-suite: $1: $msg"
-	printf '%s\n' "$kinds" | sed 's/^/vmx-suite:   /'
+	add_failure "$1" "$msg" "$kinds"
 }
 
 mode_failed=
@@ -141,7 +217,7 @@ for t in "$@"; do
 		continue
 	fi
 	tmo=$(sed -n 's/^# vmx-timeout: *\([0-9][0-9]*\).*/\1/p' "$script" | head -n1)
-	tmo=${tmo:-${VMX_TEST_TIMEOUT:-300}}
+	tmo=$(( ${tmo:-${VMX_TEST_TIMEOUT:-300}} * ${VMX_TIMEOUT_SCALE:-1} ))
 	echo "vmx-suite: $name starting (timeout ${tmo}s)" > /dev/kmsg
 	start=$(date +%s)
 	timeout -k 10 "$tmo" bash "$script" > "$log" 2>&1 < /dev/null
@@ -155,6 +231,7 @@ for t in "$@"; do
 		"$(grep -c '^ok ' "$log") ok, $(grep -c '^not ok ' "$log") not ok"
 	cleanup_between
 	violations_check "$name" "$script"
+	debug_check "$name"
 	[ "$name" = mode ] && [ "$rc" != 0 ] && mode_failed=1
 done
 
@@ -165,7 +242,8 @@ outside_tests() {
 		/vmx-selftest: end / { inside = 0; next }
 		!inside { print }'
 }
-bad=$(outside_tests | kernel_log_bad)
+# (the debug kernel's DMA-API debug announces itself at boot: not trouble)
+bad=$(outside_tests | kernel_log_bad 'DMA-API: (preallocated [0-9]+ debug entries|debugging enabled by kernel config)$')
 {
 	echo "TAP version 13"
 	if [ -n "$bad" ]; then

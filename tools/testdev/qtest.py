@@ -37,6 +37,9 @@ GET_DISABLED_OFFLOADS = 0xF00D0014
 GET_LINK = 0xF00D0002
 
 
+LIVE = []                # QEMUs started; a case that fails midway leaves one
+
+
 class QTest:
     def __init__(self, qemu, props, net=None):
         nic = f"vmxnet3,addr={DEV:02x}.0,id=nic1,romfile={props}"
@@ -56,6 +59,7 @@ class QTest:
             ["-device", nic],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
+        LIVE.append(self)
 
     irqs = None
 
@@ -724,6 +728,8 @@ def main():
                 TypeError) as e:
             doc = case.__doc__.format(rev=args[0] if args else "")
             check(f"{doc}: QEMU answered", str(e).strip(), "")
+        for q in [q for q in LIVE if q.alive()]:
+            q.close()
     print(f"1..{n}")
     return 1 if failed else 0
 

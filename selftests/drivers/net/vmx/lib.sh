@@ -998,3 +998,70 @@ testdev_violation_kinds() {
 		done
 	done
 }
+
+# ---- H16T helpers ----
+# kernel_at_least MAJOR MINOR: the running kernel is MAJOR.MINOR or newer.
+kernel_at_least() {
+	local v
+	v=$(uname -r)
+	IFS=. read -r -a v <<<"${v%%-*}"
+	[ "${v[0]}" -gt "$1" ] || { [ "${v[0]}" = "$1" ] && [ "${v[1]}" -ge "$2" ]; }
+}
+
+# _tcp_listening peer|dut PORT: a TCP listener on PORT in that netns.
+_tcp_listening() {
+	if [ "$1" = peer ]; then _iperf_listening "$2"
+	else ss -Hltn "sport = :$2" | grep -q LISTEN; fi
+}
+
+# tcp_exact in|out MB PORT: MB megabytes of random data over one TCP
+# connection (in: peer -> DUT, out: DUT -> peer) with socat; the copy must
+# be byte-identical (sha256). Bounded in time; prints what went wrong.
+tcp_exact() {
+	local dir=$1 blob=$VMX_TMP/tcp_exact.src out=$VMX_TMP/tcp_exact.dst
+	local srv=() cli=() dst=$PEER_IP ns=peer sp
+	head -c "$2M" /dev/urandom > "$blob"
+	rm -f "$out"
+	if [ "$dir" = in ]; then cli=(ip netns exec "$PEER_NS"); dst=$DUT_IP; ns=dut
+	else srv=(ip netns exec "$PEER_NS"); fi
+	"${srv[@]}" timeout 150 socat -u "TCP-LISTEN:$3,reuseaddr" "OPEN:$out,creat,trunc" &
+	sp=$!
+	_vmx_bg+=("$sp")
+	wait_for 10 _tcp_listening "$ns" "$3" || { echo "no TCP listener on $3"; return 1; }
+	"${cli[@]}" timeout 120 socat -u "OPEN:$blob" "TCP:$dst:$3" ||
+		{ echo "socat sender ($dir, port $3) failed or stalled"; return 1; }
+	wait "$sp" || { echo "socat receiver ($dir, port $3) failed"; return 1; }
+	if [ "$(sha256sum < "$blob")" != "$(sha256sum < "$out")" ]; then
+		echo "TCP $dir: the copy differs ($(stat -c %s "$out") of $(stat -c %s "$blob") bytes)"
+		return 1
+	fi
+	echo "TCP $dir: $2 MB byte-identical"
+}
+
+# ---- H17 helpers: kmemleak (the debug kernel of tools/kernels) ----
+# kmemleak keeps backtraces as addresses and names them when read: a frame
+# in a module that has since been unloaded (vmx, after a test) shows as a
+# bare address, "[<ffffffffc0a01234>] 0xffffffffc0a01234". (The functions
+# need nothing else of lib.sh: guest-suite.sh takes them alone.)
+
+# have_kmemleak: this kernel has kmemleak and it is still on.
+have_kmemleak() { [ -w /sys/kernel/debug/kmemleak ] && cat /sys/kernel/debug/kmemleak >/dev/null 2>&1; }
+
+# kmemleak_scan: one scan (objects younger than 5 s are not reported yet),
+# then print every suspected leak record not printed by an earlier call
+# and forget them (echo clear: the next call prints only new ones).
+kmemleak_scan() {
+	echo scan > /sys/kernel/debug/kmemleak || return 1
+	cat /sys/kernel/debug/kmemleak
+	echo clear > /sys/kernel/debug/kmemleak
+}
+
+# kmemleak_vmx: the records of kmemleak_scan's output (stdin) whose
+# backtrace has a vmx frame ("[vmx]") or a frame of an unloaded module (a
+# bare address: vmx is the module the tests unload).
+kmemleak_vmx() {
+	awk '/^unreferenced object/ { if (r != "" && m) printf "%s", r; r = ""; m = 0 }
+		{ r = r $0 "\n" }
+		/\[vmx\]/ || /^ +\[<[0-9a-f]+>\] 0x[0-9a-f]+$/ { m = 1 }
+		END { if (r != "" && m) printf "%s", r }'
+}

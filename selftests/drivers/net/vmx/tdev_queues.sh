@@ -7,8 +7,8 @@
 # queue is set up when there is no room for one, and with an XDP program
 # attached the link comes up (the device refuses an ACTIVATE with more TX
 # queues than it reported), XDP_TX and ndo_xdp_xmit (a devmap redirect back
-# out of the same NIC) share the stack's TX queues under their lock, also
-# while the stack sends a TCP stream, and every frame comes back exact.
+# out of the same NIC) share the stack's TX queues under their lock,
+# and every frame comes back exact.
 # SKIPs without such a NIC (stock QEMU reports no queue limits).
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
@@ -101,20 +101,6 @@ if [ "$XDP_OWN" = 0 ]; then
 else
 	fail "XDP_TX on the shared stack queues" "vmx set up $XDP_OWN XDP TX queues of its own"
 fi
-
-# XDP_TX while the stack sends: both take the same queue locks
-under_tcp() {
-	local rc=0 pid
-	iperf_server_start 5202 || return 1
-	bg_start timeout 30 iperf3 -c "$PEER_IP" -p 5202 -t 6 --connect-timeout 5000
-	pid=$BG_PID
-	sleep 1
-	bounce "$XDP_PORT_TX" 64 'rx[0-9]+_xdp_tx' || rc=1
-	wait "$pid" || { echo "iperf3 client failed"; rc=1; }
-	wait "$_iperf_srv" 2>/dev/null
-	return "$rc"
-}
-check "XDP_TX while a TCP stream leaves through the same queues" under_tcp
 
 # ndo_xdp_xmit: a devmap redirect to the same NIC
 devmap_self() {

@@ -1,0 +1,538 @@
+#!/usr/bin/env bash
+# faults.sh - fault injection aimed at vmx's own code (debug kernel of
+# tools/kernels: FAILSLAB, FAIL_PAGE_ALLOC, FAULT_INJECTION_STACKTRACE_FILTER).
+#
+# Only allocations made with vmx's code on the stack can fail: failslab and
+# fail_page_alloc get require-start/require-end = the loaded vmx.ko's code
+# (its executable sections, from /sys/module/vmx/sections and the ELF
+# section sizes; .init/.exit text left out), ignore-gfp-wait=N (GFP_KERNEL
+# allocations count too) and, for pages, min-order=0.
+#
+# Configuration paths, a systematic sweep (the kernel's fail-nth): for
+# n = 1, 2, ... the operation runs in a task whose n-th allocation from vmx
+# code fails (/proc/self/fail-nth, which honours the stack filter), until it
+# runs through without an n-th one: every allocation point of the path
+# fails once, in the same order on every run (no randomness at all). Each
+# attr's "times" counter tells whether a fault was injected. Paths:
+#   probe     bind of the second vmxnet3 to vmx (sysfs bind: the probe runs
+#             in the writing task); narrower, see path_probe (two 6.12
+#             kernel bugs in ACPI and PCI MSI error paths)
+#   open      ip link set up
+#   rings     ethtool -G (small rings, to keep the sweep short)
+#   channels  ethtool -L combined 1 -> max (issue 11 item 4: the
+#             real_num_{tx,rx}_queues increase allocates queue kobjects)
+#   mtu       ip link set mtu 1500 -> 3000
+#   xdp       XDP attach (xdp_pass) and detach
+# After each injected run: a refused operation exits non-zero with a
+# message and leaves the state (up, MTU, channels, rings, XDP) as it was; an
+# operation that went through shows the new state; either way the real
+# queue counts equal the channel count (/sys/class/net/IF/queues/tx-*,
+# rx-*: issue 11 item 4), the interface still passes traffic to the peer
+# after the operation is undone, and no kernel splat (BUG/WARNING/KASAN/
+# lockdep/DMA-API) appeared since the run started.
+#
+# Data paths, probability 100 while a load runs, then off:
+#   rxrefill  fail_page_alloc while the peer floods UDP to a socket on the
+#             DUT that never reads (it holds the RX pages, so the page_pool
+#             must go to the page allocator) until RX queue 0 is empty and
+#             dead; then the injection stops and the queue must come back
+#             on its own: frames arrive again while the DUT transmits
+#             nothing (tx_packets unchanged: no TX-completion interrupt
+#             could have restarted it), queue 0's rx-alloc-fail (qstats)
+#             grew (issue 11 item 11).
+#   txlin     failslab + fail_page_alloc while tx_frags.py sends
+#             17-fragment datagrams the driver must linearize: the
+#             linearization fails, the datagrams are dropped and counted;
+#             afterwards the same datagrams arrive intact.
+# The TX DMA mapping itself cannot be made to fail by an allocator fault
+# (dma-direct allocates nothing): the swiotlb4k groups (swiotlb_small.sh)
+# run out of bounce buffers for real, also on the debug kernel.
+#
+# At the end: kmemleak (when the kernel has it) reports nothing with vmx in
+# its backtrace after the driver is unloaded, and no page_pool of vmx is
+# left holding pages (pp_check.py).
+#
+# Environment: VMX_FAULTS (paths to run, default all above), VMX_FAULT_MAX
+# (highest n tried per path, default 400: a path with more allocation
+# points is cut there and says so), VMX_FAULT_FROM (first n, default 1: a
+# failure seen at n is reproduced by starting there), VMX_FAULT_VERBOSE (the attrs' verbose:
+# 1 one line per fault, 2 with a stack trace).
+# Topology: tools/vm.sh --kernel debug --nic vmxnet3 --nic vmxnet3 --nic virtio
+# vmx-timeout: 3600
+# vmx-expects-log: FAULT_INJECTION|page allocation failure|Call Trace|cannot allocate or DMA-map the rings|MTU [0-9]+ not applied|RX rings reduced|keeping the XDP buffer layout|probe with driver vmx failed
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/xdp_lib.sh"
+
+FI=/sys/kernel/debug
+FI_ATTRS="failslab fail_page_alloc"
+FI_TIMES=1000000
+FI_MAX=${VMX_FAULT_MAX:-400}
+FI_FROM=${VMX_FAULT_FROM:-1}
+PATHS=${VMX_FAULTS:-open rings channels mtu xdp rxrefill txlin probe}
+SINK_PORT=9998
+
+have_fi() {
+	local a
+	for a in $FI_ATTRS; do
+		[ -e "$FI/$a/require-start" ] || { echo "no $FI/$a/require-start (FAILSLAB, FAIL_PAGE_ALLOC, FAULT_INJECTION_STACKTRACE_FILTER, debugfs)"; return 1; }
+	done
+	[ -e /proc/self/fail-nth ] || { echo "no /proc/self/fail-nth"; return 1; }
+}
+
+if ! have_fi > "$VMX_TMP/fi.out" 2>&1; then
+	skip "fault injection" "kernel $(uname -r) has no fault injection with a stack filter: $(cat "$VMX_TMP/fi.out") (run on tools/vm.sh --kernel debug)"
+	vmx_done
+fi
+
+xdp_setup
+# no injection outlives the test, however it ends
+trap 'fi_off 2>/dev/null; _vmx_on_exit' EXIT
+
+fi_set() { echo "$3" > "$FI/$1/$2"; }
+
+# vmx_text_range: "START END" of the loaded vmx module's code (executable
+# sections but .init/.exit text), as 0x... for require-start/-end.
+vmx_text_range() {
+	local ko name size a lo='' hi='' s e
+	ko=$(vmx_ko_path)
+	while read -r name size; do
+		[ -r "/sys/module/vmx/sections/$name" ] || continue
+		read -r a < "/sys/module/vmx/sections/$name"
+		s=$((a)); e=$((a + 16#$size))
+		[ "$s" != 0 ] || { echo "section $name at address 0 (kptr_restrict?)" >&2; return 1; }
+		if [ -z "$lo" ] || [ "$s" -lt "$lo" ]; then lo=$s; fi
+		if [ -z "$hi" ] || [ "$e" -gt "$hi" ]; then hi=$e; fi
+	done < <(readelf -SW "$ko" | sed -n 's/^ *\[ *[0-9]*\] *//p' |
+		awk '$7 ~ /X/ && $1 !~ /^\.(init|exit)\./ { print $1, $5 }')
+	[ -n "$lo" ] || { echo "no code section of $ko under /sys/module/vmx/sections" >&2; return 1; }
+	printf '%#x %#x\n' "$lo" "$hi"
+}
+
+# fi_arm: both attrs aimed at vmx's code, probability 0 (only fail-nth
+# or an explicit fi_on injects).
+fi_arm() {
+	local a r
+	read -r -a r <<<"$(vmx_text_range)"
+	[ ${#r[@]} = 2 ] || return 1
+	for a in $FI_ATTRS; do
+		fi_set $a probability 0 && fi_set $a interval 1 && fi_set $a space 0 &&
+		fi_set $a times $FI_TIMES && fi_set $a verbose "${VMX_FAULT_VERBOSE:-1}" &&
+		fi_set $a task-filter N && fi_set $a ignore-gfp-wait N &&
+		fi_set $a stacktrace-depth 32 &&
+		fi_set $a require-start "${r[0]}" && fi_set $a require-end "${r[1]}" &&
+		fi_set $a reject-start 0 && fi_set $a reject-end 0 || return 1
+	done
+	fi_set fail_page_alloc min-order 0 && fi_set fail_page_alloc ignore-gfp-highmem N &&
+		fi_set failslab cache-filter N || return 1
+	echo "failslab, fail_page_alloc: require ${r[0]}..${r[1]} (vmx code), ignore-gfp-wait N, min-order 0"
+}
+
+# fi_on ATTR... / fi_off: every allocation from vmx code fails (probability
+# 100) / none does.
+fi_on() { local a; for a in "$@"; do fi_set "$a" probability 100; done; }
+fi_off() { local a; for a in $FI_ATTRS; do fi_set $a probability 0; done; }
+
+# fi_left: faults both attrs may still inject (each injection counts down).
+fi_left() {
+	local a t s=0
+	for a in $FI_ATTRS; do read -r t < "$FI/$a/times"; s=$((s + t)); done
+	echo $s
+}
+
+# fi_nth N CMD...: run CMD (exec'd, in a task of its own) with its N-th
+# allocation from vmx code failing. Output in $VMX_TMP/fi.out; sets
+# FI_INJECTED (faults injected: 0 when CMD made fewer than N).
+FI_INJECTED=0
+fi_nth() {
+	local n=$1 t0 rc
+	shift
+	t0=$(fi_left)
+	( echo "$n" > /proc/self/fail-nth && exec "$@" ) > "$VMX_TMP/fi.out" 2>&1
+	rc=$?
+	FI_INJECTED=$((t0 - $(fi_left)))
+	return $rc
+}
+
+# splats_since MARK: kernel log lines after the line MARK that report a
+# kernel problem whoever caused it (the test's expected lines aside).
+splats_since() {
+	dmesg 2>/dev/null | awk -v m="$1" 'f { print } index($0, m) { f = 1 }' |
+		grep -E 'BUG:|WARNING:|KASAN|Oops|general protection|kernel BUG|UBSAN|DMA-API|possible (circular|recursive)|lock(dep| held)|inconsistent lock|suspicious RCU|unreferenced object|refcount_t:|list_(add|del) corruption|could not restore|device refused activation|restart failed'
+}
+
+# ------------------------------------------------------------ state
+ch_now() { ethtool -l "$DUT" | sed -n '/Current/,$p' | sed -n 's/^Combined:[[:space:]]*//p'; }
+ch_max() { ethtool -l "$DUT" | sed -n '/maximums/,/Current/p' | sed -n 's/^Combined:[[:space:]]*//p'; }
+rings_now() {
+	ethtool -g "$DUT" | sed -n '/Current/,$p' | awk '
+		$1 == "RX:" { r = $2 } $1 == "RX" && $2 == "Jumbo:" { j = $3 } $1 == "TX:" { t = $2 }
+		END { print r "/" j "/" t }'
+}
+nqueues() { local q=(/sys/class/net/"$DUT"/queues/"$1"-*); echo ${#q[@]}; }
+is_up() { local f; read -r f < "/sys/class/net/$DUT/flags"; echo $((f & 1)); }
+
+# dut_state: what an operation may change, one line.
+dut_state() {
+	echo "up=$(is_up) mtu=$(cat "/sys/class/net/$DUT/mtu") ch=$(ch_now) rings=$(rings_now) xdp=$(xdp_state "$DUT" | cut -d' ' -f1)"
+}
+
+# queues_consistent: real_num_tx_queues and real_num_rx_queues (their
+# sysfs queue directories) equal the channel count the driver runs with.
+queues_consistent() {
+	local c t r
+	c=$(ch_now) t=$(nqueues tx) r=$(nqueues rx)
+	[ "$t" = "$c" ] && [ "$r" = "$c" ] && return 0
+	echo "channels $c but real_num_tx_queues $t, real_num_rx_queues $r"
+	return 1
+}
+
+# alive: carrier (when up) and a ping to the peer; a down interface is
+# brought up for the ping and down again.
+alive() {
+	local was
+	was=$(is_up)
+	[ "$was" = 1 ] || ip link set "$DUT" up || return 1
+	wait_carrier "$DUT" 10 && dut_ping -c 2 -i 0.2 "$PEER_IP"
+	local rc=$?
+	[ "$was" = 1 ] || ip link set "$DUT" down
+	return $rc
+}
+
+# ------------------------------------------------------------ the sweep
+# fi_sweep PATH UNDO_FN CMD...: the systematic sweep of one path (see the
+# header). UNDO_FN brings the state back after CMD went through. Prints
+# one line per injected run; fails on any bad one.
+fi_sweep() {
+	local path=$1 undo=$2 n s0 want s1 rc mark bad=0 refused=0 done_ok=0 ended=
+	shift 2
+	s0=$(dut_state)
+	"$@" > "$VMX_TMP/fi.out" 2>&1 || { cat "$VMX_TMP/fi.out"; echo "$path: '$*' fails without any fault"; return 1; }
+	want=$(dut_state)
+	"$undo" || { echo "$path: undo failed"; return 1; }
+	[ "$(dut_state)" = "$s0" ] || { echo "$path: undo left $(dut_state), want $s0"; return 1; }
+	echo "$path: '$*': $s0 -> $want"
+	for ((n = FI_FROM; n <= FI_MAX; n++)); do
+		mark="vmx-faults: $path n=$n $RANDOM"
+		echo "$mark" > /dev/kmsg
+		fi_nth "$n" "$@"
+		rc=$?
+		if [ "$FI_INJECTED" = 0 ]; then
+			ended=$n
+			if [ $rc != 0 ]; then
+				echo "n=$n: no fault injected, yet exit $rc: $(tail -n 2 "$VMX_TMP/fi.out")"
+				bad=$((bad + 1))
+			fi
+			"$undo" > /dev/null 2>&1
+			break
+		fi
+		s1=$(dut_state)
+		local why=
+		if [ $rc != 0 ]; then
+			refused=$((refused + 1))
+			[ -s "$VMX_TMP/fi.out" ] || why+=" refused (exit $rc) without a message;"
+			[ "$s1" = "$s0" ] || why+=" refused but the state is $s1;"
+			echo "n=$n: refused, exit $rc: $(tail -n 1 "$VMX_TMP/fi.out")"
+		else
+			done_ok=$((done_ok + 1))
+			# a smaller ring after an open that was short of memory is
+			# the driver's documented fallback (it says so in the log)
+			if [ "$s1" != "$want" ] && ! { [ "$path" = open ] &&
+				dmesg | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | grep -q 'RX rings reduced'; }; then
+				why+=" went through but the state is $s1;"
+			fi
+			echo "n=$n: went through ($s1)"
+		fi
+		queues_consistent > "$VMX_TMP/qc.out" || why+=" $(cat "$VMX_TMP/qc.out");"
+		if [ $rc = 0 ]; then
+			"$undo" > "$VMX_TMP/undo.out" 2>&1 || why+=" undo failed: $(tail -n 1 "$VMX_TMP/undo.out");"
+		fi
+		[ "$(dut_state)" = "$s0" ] || why+=" state after undo $(dut_state);"
+		alive > "$VMX_TMP/alive.out" 2>&1 || why+=" no traffic afterwards: $(tail -n 1 "$VMX_TMP/alive.out");"
+		splats_since "$mark" > "$VMX_TMP/splat.out"
+		[ -s "$VMX_TMP/splat.out" ] && why+=" kernel log: $(head -n 3 "$VMX_TMP/splat.out" | paste -sd' ');"
+		if [ -n "$why" ]; then
+			echo "n=$n: BAD:$why"
+			# (on the console too: a long sweep's output comes at its end)
+			echo "vmx-faults: $path n=$n bad" > /dev/kmsg
+			bad=$((bad + 1))
+			# keep going from a known state if possible
+			[ "$(dut_state)" = "$s0" ] || "$undo" > /dev/null 2>&1
+		fi
+	done
+	if [ -z "$ended" ]; then
+		echo "$path: cut at n=$FI_MAX (VMX_FAULT_MAX): $refused refused, $done_ok went through, $bad bad"
+	else
+		echo "$path: $((ended - 1)) allocation points in vmx code (from n=$FI_FROM): $refused refused, $done_ok went through, $bad bad"
+	fi
+	[ $bad = 0 ]
+}
+
+# ------------------------------------------------------------ paths
+RING_BASE="rx 64 rx-jumbo 32 tx 64"
+RING_NEW="rx 128 rx-jumbo 64 tx 128"
+# (after an open that fell back to smaller rings: the base sizes again)
+undo_open() { ip link set "$DUT" down || return 1; ethtool -G "$DUT" $RING_BASE 2>/dev/null; return 0; }
+undo_rings() { ethtool -G "$DUT" $RING_BASE; }
+undo_channels() { ethtool -L "$DUT" combined 1; }
+undo_mtu() { ip link set "$DUT" mtu 1500; }
+undo_xdp_attach() { xdp_detach "$DUT"; }
+undo_xdp_detach() { xdp_attach "$DUT" xdp_pass; }
+
+path_open() {
+	ip link set "$DUT" down || return 1
+	fi_sweep open undo_open ip link set "$DUT" up
+	local rc=$?
+	ip link set "$DUT" up
+	wait_carrier "$DUT" 10 || return 1
+	return $rc
+}
+path_rings() { fi_sweep rings undo_rings ethtool -G "$DUT" $RING_NEW; }
+path_channels() {
+	local m
+	m=$(ch_max)
+	[ "${m:-1}" -gt 1 ] || { echo "one channel only: nothing to raise"; return 1; }
+	ethtool -L "$DUT" combined 1 || return 1
+	fi_sweep channels undo_channels ethtool -L "$DUT" combined "$m"
+}
+path_mtu() { fi_sweep mtu undo_mtu ip link set "$DUT" mtu 3000; }
+path_xdp() {
+	local rc=0
+	fi_sweep xdp-attach undo_xdp_attach ip link set dev "$DUT" xdpdrv obj "$(xdp_obj xdp_pass)" sec xdp || rc=1
+	xdp_attach "$DUT" xdp_pass || return 1
+	fi_sweep xdp-detach undo_xdp_detach ip link set dev "$DUT" xdpdrv off || rc=1
+	xdp_detach "$DUT"
+	return $rc
+}
+
+# probe: the second vmxnet3 device, unbound and bound again through sysfs
+# with the n-th allocation failing in the probe. Narrower than the other
+# paths: only allocations within 16 frames of vmx's code, and none under
+# the PCI MSI or ACPICA code (reject_range). Two bugs of the 6.12 kernel itself show up otherwise
+# (found here, not vmx's): an allocation failing in ACPICA's _PRT
+# evaluation (pci_enable_device, about 20 frames deep) leaves a freed
+# operand attached ("ACPI Error: AE_NO_MEMORY, Could not update object
+# reference count", then a KASAN slab-use-after-free in
+# acpi_ns_get_attached_object at every later enable or disable of the
+# device); one failing in msix_setup_interrupts unmaps the MSI-X table
+# twice (pci_free_msi_irqs, then msix_capability_init's out_unmap with
+# NULL: WARNING at arch/x86/mm/ioremap.c:461 iounmap).
+PROBE_DEPTH=16
+
+# reject_range: "START END" from the PCI MSI code (drivers/pci/msi, linked
+# first) to the end of ACPICA (drivers/acpi/acpica): in this link order
+# nothing vmx's own allocations pass through lies in between (checked: at
+# most 4 MB; ACPICA's init code beyond _etext left out), from
+# /proc/kallsyms.
+reject_range() {
+	awk 'NF == 3 && $3 == "_etext" { e = $1 }
+		NF == 3 && $2 ~ /^[Tt]$/ {
+		if ($3 ~ /^(pci_enable_msi|pci_msix_vec_count|pci_alloc_irq_vectors_affinity|__pci_enable_msix_range)$/) m[++nm] = $1
+		if ($3 ~ /^acpi_(ut|ns|ps|ds|ex|ev|hw|tb|rs)_/) a[++na] = $1
+	} END { if (e != "") for (i in a) if (a[i] >= e) delete a[i]; for (i in m) print "m", m[i]; for (i in a) print "a", a[i] }' /proc/kallsyms |
+		sort -k2 | awk '$1 == "m" && lo == "" { lo = $2 } $1 == "a" { hi = $2 }
+			END { if (lo == "" || hi == "" || lo ~ /^0+$/) exit 1; print lo, hi }' |
+		{ read -r lo hi || return 1
+		  lo=$((16#$lo)) hi=$((16#$hi + 0x2000))
+		  [ $((hi - lo)) -gt 0 ] && [ $((hi - lo)) -lt $((4 << 20)) ] ||
+			{ echo "PCI MSI to ACPICA span $((hi - lo)) bytes: not the link order expected" >&2; return 1; }
+		  printf '%#x %#x\n' "$lo" "$hi"; }
+}
+
+# probe_narrow / probe_wide: the probe's settings on, and back.
+probe_narrow() {
+	local a r
+	read -r -a r <<<"$(reject_range)"
+	[ ${#r[@]} = 2 ] || { echo "PCI MSI and ACPICA code not found in /proc/kallsyms"; return 1; }
+	for a in $FI_ATTRS; do
+		fi_set $a stacktrace-depth $PROBE_DEPTH && fi_set $a reject-start "${r[0]}" &&
+			fi_set $a reject-end "${r[1]}" || return 1
+	done
+	echo "probe: stacktrace-depth $PROBE_DEPTH, reject ${r[0]}..${r[1]} (PCI MSI .. ACPICA code)"
+}
+probe_wide() {
+	local a
+	for a in $FI_ATTRS; do
+		fi_set $a stacktrace-depth 32; fi_set $a reject-start 0; fi_set $a reject-end 0
+	done
+}
+PROBE_DEV=
+bound_ifaces() {
+	local n
+	for n in /sys/bus/pci/devices/"$PROBE_DEV"/net/*; do
+		[ -e "$n" ] && printf '%s ' "${n##*/}"
+	done
+}
+_bound() { [ -n "$(bound_ifaces)" ]; }
+path_probe() {
+	local n rc bad=0 refused=0 ok_=0 mark ended='' drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME why
+	PROBE_DEV=$(basename "$(readlink -f "/sys/class/net/$DUT2/device")")
+	echo "probe: device $PROBE_DEV ($DUT2)"
+	probe_narrow || return 1
+	for ((n = FI_FROM; n <= FI_MAX; n++)); do
+		echo "$PROBE_DEV" > "$drv/unbind" || { echo "unbind failed"; return 1; }
+		mark="vmx-faults: probe n=$n $RANDOM"
+		echo "$mark" > /dev/kmsg
+		fi_nth "$n" sh -c "echo $PROBE_DEV > $drv/bind"
+		rc=$?
+		why=
+		if [ "$FI_INJECTED" = 0 ]; then
+			ended=$n
+			[ $rc = 0 ] && [ -n "$(bound_ifaces)" ] || { echo "n=$n: no fault, yet bind exit $rc, interfaces '$(bound_ifaces)'"; bad=$((bad + 1)); }
+			break
+		fi
+		if [ $rc != 0 ]; then
+			refused=$((refused + 1))
+			[ -z "$(bound_ifaces)" ] || why+=" bind refused but interface $(bound_ifaces) exists;"
+			echo "n=$n: refused: $(tail -n 1 "$VMX_TMP/fi.out")"
+			echo "$PROBE_DEV" > "$drv/bind" 2> "$VMX_TMP/bind.out" || why+=" bind without a fault failed: $(cat "$VMX_TMP/bind.out");"
+		else
+			ok_=$((ok_ + 1))
+			echo "n=$n: went through ($(bound_ifaces))"
+		fi
+		wait_for 10 _bound
+		[ -n "$(bound_ifaces)" ] || why+=" no interface after a clean bind;"
+		alive > "$VMX_TMP/alive.out" 2>&1 || why+=" $DUT: no traffic: $(tail -n 1 "$VMX_TMP/alive.out");"
+		splats_since "$mark" > "$VMX_TMP/splat.out"
+		[ -s "$VMX_TMP/splat.out" ] && why+=" kernel log: $(head -n 3 "$VMX_TMP/splat.out" | paste -sd' ');"
+		[ -z "$why" ] || { echo "n=$n: BAD:$why"; bad=$((bad + 1)); echo "vmx-faults: probe n=$n bad" > /dev/kmsg; }
+	done
+	probe_wide
+	[ -e "/sys/bus/pci/devices/$PROBE_DEV/driver" ] || echo "$PROBE_DEV" > "$drv/bind"
+	if [ -z "$ended" ]; then
+		echo "probe: cut at n=$FI_MAX: $refused refused, $ok_ went through, $bad bad"
+	else
+		echo "probe: $((ended - 1)) allocation points in vmx code: $refused refused, $ok_ went through, $bad bad"
+	fi
+	[ $bad = 0 ]
+}
+
+# rxrefill (see the header). The flood: a Python loop sending datagrams
+# from the peer (a bash /dev/udp loop was too slow to drain the pool).
+# rx0_alloc_fail: RX queue 0's page allocation failures (qstats
+# rx-alloc-fail of queue 0; ethtool -S has no such counter).
+rx0_alloc_fail() {
+	nl_qstats queue "$DUT" | awk '$1 == "rx" && $2 == 0 && $3 == "rx-alloc-fail" { v = $4 } END { print v + 0 }'
+}
+_rx_moved() { [ "$(stat_of "$DUT" rx_packets)" != "$1" ]; }
+# _rx_dead NOBUF0: no frame for a whole second while the flood runs, and
+# the device dropped frames for want of buffers (dev_rx_nobuf above
+# NOBUF0): a pause of the sender alone is not a dead ring.
+_rx_dead() {
+	local a b
+	a=$(stat_of "$DUT" rx_packets); sleep 1; b=$(stat_of "$DUT" rx_packets)
+	[ "$a" = "$b" ] && [ "$(estat "$DUT" dev_rx_nobuf)" -gt "$1" ]
+}
+path_rxrefill() {
+	local sink flood f0 f1 tx0 rx0 nb0 rc=0
+	have_qstats || { echo "no qstats-get in $(uname -r): rx-alloc-fail unreadable"; return 1; }
+	sysctl -qw net.core.rmem_max=268435456
+	# nothing on the DUT may transmit: no neighbour lookups, no IPv6
+	pexec ip neigh replace "$DUT_IP" lladdr "$(mac_of "$DUT")" dev "$PEER" nud permanent
+	sysctl -qw "net.ipv6.conf.$DUT.disable_ipv6=1"
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 33, 1 << 28)  # SO_RCVBUFFORCE
+s.bind(("0.0.0.0", int(sys.argv[1])))
+print("bound", flush=True)
+time.sleep(3600)' "$SINK_PORT" > "$VMX_TMP/sink.out" 2>&1 &
+	sink=$!
+	_vmx_bg+=("$sink")
+	wait_for 30 grep -q bound "$VMX_TMP/sink.out" || { echo "sink did not start"; cat "$VMX_TMP/sink.out"; return 1; }
+	f0=$(rx0_alloc_fail)
+	nb0=$(estat "$DUT" dev_rx_nobuf)
+	bg_start pexec python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+a = (sys.argv[1], int(sys.argv[2]))
+while True:
+    s.sendto(b"vmx-faults", a)' "$DUT_IP" "$SINK_PORT"
+	flood=$BG_PID
+	wait_for 20 _rx_moved "$(stat_of "$DUT" rx_packets)" || { echo "the flood does not reach $DUT"; rc=1; }
+	fi_on fail_page_alloc
+	if [ $rc = 0 ] && ! wait_for 300 _rx_dead "$nb0"; then
+		echo "RX queue 0 never ran dry: rx-alloc-fail (queue 0) $f0 -> $(rx0_alloc_fail), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
+		rc=1
+	fi
+	tx0=$(stat_of "$DUT" tx_packets)
+	rx0=$(stat_of "$DUT" rx_packets)
+	f1=$(rx0_alloc_fail)
+	[ $rc = 0 ] && echo "injected: RX queue 0 empty, rx_packets stopped at $rx0, rx-alloc-fail (queue 0) $f0 -> $f1, dev_rx_nobuf $nb0"
+	fi_off
+	if [ $rc = 0 ]; then
+		if wait_for 30 _rx_moved "$rx0"; then
+			echo "injection off: frames again, rx_packets $rx0 -> $(stat_of "$DUT" rx_packets), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
+		else
+			echo "injection off: no frame within 30 s (rx_packets $rx0, rx0_alloc_fail $(rx0_alloc_fail)): the queue did not recover on its own"
+			rc=1
+		fi
+		if [ "$(stat_of "$DUT" tx_packets)" != "$tx0" ]; then
+			echo "the DUT transmitted meanwhile (tx_packets $tx0 -> $(stat_of "$DUT" tx_packets)): the recovery may have come from a TX completion"
+			rc=1
+		fi
+	fi
+	bg_stop "$flood"
+	kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null
+	sysctl -qw "net.ipv6.conf.$DUT.disable_ipv6=0"
+	ip addr replace "$DUT_IP6/64" dev "$DUT" nodad
+	pexec ip neigh del "$DUT_IP" dev "$PEER" 2>/dev/null
+	f1=$(rx0_alloc_fail)
+	echo "rx-alloc-fail (queue 0) $f0 -> $f1"
+	[ "$f1" -gt "$f0" ] || { echo "rx-alloc-fail of queue 0 did not grow"; rc=1; }
+	dut_ping -c 5 -i 0.2 "$PEER_IP" || rc=1
+	return $rc
+}
+
+# txlin: 17-fragment datagrams need linearizing (tx_linearize.sh); with
+# vmx's allocations failing they are dropped and counted, then they pass.
+TXF=$VMX_LIB_DIR/tx_frags.py
+TXLIN_PORT=9124
+_udp_bound() { pexec ss -Hlun "sport = :$1" | grep -q .; }
+path_txlin() {
+	local d0 d1 l0 l1 rc=0 rpid
+	d0=$(estat "$DUT" 'tx[0-9]+_drop')
+	l0=$(estat "$DUT" 'tx[0-9]+_linearize')
+	fi_on failslab fail_page_alloc
+	python3 "$TXF" send "$PEER_IP" $TXLIN_PORT 20 17 > "$VMX_TMP/txf.out" 2>&1
+	fi_off
+	d1=$(estat "$DUT" 'tx[0-9]+_drop')
+	l1=$(estat "$DUT" 'tx[0-9]+_linearize')
+	echo "with faults: 20 datagrams of 17 fragments: txN_drop +$((d1 - d0)), txN_linearize +$((l1 - l0))"
+	[ $((d1 - d0)) -gt 0 ] || { echo "no drop counted: the linearization did not fail"; rc=1; }
+	pexec timeout 90 python3 "$TXF" recv "$PEER_IP" $TXLIN_PORT 20 --frags 17 \
+		--timeout 20 > "$VMX_TMP/recv.out" 2>&1 &
+	rpid=$!
+	_vmx_bg+=("$rpid")
+	wait_for 20 _udp_bound $TXLIN_PORT || { echo "receiver did not start"; return 1; }
+	python3 "$TXF" send "$PEER_IP" $TXLIN_PORT 20 17 || rc=1
+	wait "$rpid" || rc=1
+	cat "$VMX_TMP/recv.out"
+	return $rc
+}
+
+# ------------------------------------------------------------ run
+check "fault attrs aimed at vmx's code" fi_arm || { fi_off; vmx_done; }
+# small rings keep every sweep short (fewer page-pool bulk allocations)
+check "small rings ($RING_BASE)" ethtool -G "$DUT" $RING_BASE
+
+for p in $PATHS; do
+	case $p in
+	probe)
+		if [ -n "$DUT2" ]; then check "probe: every allocation point refused cleanly or recovered" path_probe
+		else skip "probe" "needs a second vmxnet3 NIC (the first one carries the traffic checks)"; fi ;;
+	open) check "open (ip link set up): every allocation point refused cleanly or recovered" path_open ;;
+	rings) check "ring resize (ethtool -G): every allocation point refused cleanly or recovered" path_rings ;;
+	channels)
+		if [ "$(ch_max)" -gt 1 ]; then
+			check "channel change (ethtool -L): every allocation point refused cleanly or recovered, real queue counts = channels" path_channels
+		else skip "channel change" "one channel only (--smp 1?)"; fi ;;
+	mtu) check "MTU change: every allocation point refused cleanly or recovered" path_mtu ;;
+	xdp) check "XDP attach and detach: every allocation point refused cleanly or recovered" path_xdp ;;
+	rxrefill) check "RX refill: queue 0 run dry by page allocation failures recovers on its own once they stop (no TX meanwhile)" path_rxrefill ;;
+	txlin) check "TX linearize failing: datagrams dropped and counted, then sent intact" path_txlin ;;
+	*) fail "unknown fault path '$p' (VMX_FAULTS)" ;;
+	esac
+done
+fi_off
+check_pp_settled "no page_pool of vmx holds pages after the paths" 20
+vmx_done
