@@ -131,7 +131,7 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	xdp_rxmeta.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xdp61 xdpdma swiotlb4k hotplug
-	kselftests msi tdev tdevx tdevrev)
+	kselftests msi tdev tdevx tdevrev tdevq32)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug)
@@ -211,6 +211,11 @@ G_KERNEL[tdevrev]=6.12
 G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic virtio --smp 4"
 G_TESTS[tdevrev]="revisions.sh tdev_queues.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
+# 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 24 vCPUs.
+G_KERNEL[tdevq32]=6.12
+G_OPTS[tdevq32]="--nic vmxnet3t:max-revision=6,max-tx-queues=32,max-rx-queues=32 --nic virtio --smp 24"
+G_TESTS[tdevq32]="tdev_queues32.sh"
+G_ENV[tdevq32]="testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
 G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
