@@ -126,8 +126,9 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 
 # Per group: kernel, vm.sh options, tests, and ";"-separated VAR=VALUE
 # settings passed into the guest.
-# netconsole.sh last: the peer netns it leaves behind keeps the virtio
-# NIC for a while after it (the next test's peer_setup found none)
+# (netconsole.sh's socat, started with bg_start pexec, outlived the test
+# and held the peer netns with the virtio NIC: the next test found no
+# peer. bg_start now runs pexec commands directly.)
 XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	xdp_features.sh qstats_xdp.sh xdp_meta.sh xdp_frags.sh xdp_rxmeta.sh
 	netconsole.sh"
