@@ -409,9 +409,6 @@ show_grep() {
 # Use as: bg_start ping ...; flood=$BG_PID  (not in $(...): it would wait).
 BG_PID=
 bg_start() {
-	# pexec is a function: run in the background it would be a subshell
-	# whose kill leaves the command (and with it the peer netns) alive
-	[ "$1" = pexec ] && set -- ip netns exec "$PEER_NS" "${@:2}"
 	"$@" > "$VMX_TMP/bg.$#.$RANDOM.log" 2>&1 &
 	BG_PID=$!
 	_vmx_bg+=($BG_PID)
