@@ -126,9 +126,6 @@ HUB3="--nic vmxnet3 --nic vmxnet3 --nic virtio"
 
 # Per group: kernel, vm.sh options, tests, and ";"-separated VAR=VALUE
 # settings passed into the guest.
-# (netconsole.sh's socat, started with bg_start pexec, outlived the test
-# and held the peer netns with the virtio NIC: the next test found no
-# peer. bg_start now runs pexec commands directly.)
 # netconsole.sh last: after it the next test found no peer NIC ("no
 # virtio_net interface for the peer"; its socat, started through a shell
 # function, seems to keep the peer netns alive; not fixed yet)
