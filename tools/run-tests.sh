@@ -218,7 +218,7 @@ G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 G_KERNEL[tdevq32]=6.12
 G_OPTS[tdevq32]="--nic vmxnet3t:max-revision=6,max-tx-queues=32,max-rx-queues=32 --nic virtio --smp 24"
 G_TESTS[tdevq32]="tdev_queues32.sh"
-G_ENV[tdevq32]="testdev monitor"
+G_ENV[tdevq32]="VMX_MODE=testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
 G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
