@@ -951,6 +951,22 @@ testdev_nic_of() {
 	echo "nic$((16#${m##*:}))"
 }
 
+# testdev_iface_with PROP [ABOVE]: the first vmx interface whose test
+# device vm.sh gave property PROP (with a value above ABOVE, if given);
+# fails when there is none.
+testdev_iface_with() {
+	local i nic v
+	for i in $(dut_ifaces); do
+		nic=$(testdev_nic_of "$i" 2>/dev/null) || continue
+		v=$(testdev_prop "$nic" "$1")
+		[ -n "$v" ] || continue
+		[ -z "${2:-}" ] || [ "$v" -gt "$2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
 # testdev_stat NIC PROP: one counter of the test device (qom-get), NIC a
 # QOM id (nicN) or an interface name, PROP with or without "stat-"
 # (testdev_stat eth0 violations, testdev_stat nic1 stat-rx-data-ring).

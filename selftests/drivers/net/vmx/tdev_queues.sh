@@ -18,11 +18,7 @@ xdp_setup --no-load
 dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; bail "driver did not come up"; }
 
 # the vmx NIC whose test device was given a TX queue limit
-LIM=
-for i in $(dut_ifaces); do
-	nic=$(testdev_nic_of "$i" 2>/dev/null) || continue
-	[ -n "$(testdev_prop "$nic" max-tx-queues)" ] && { LIM=$i; break; }
-done
+LIM=$(testdev_iface_with max-tx-queues)
 if [ -z "$LIM" ]; then
 	skip "XDP with fewer TX queues than 2 x channels" \
 		"no test-device NIC with max-tx-queues (group tdevrev; stock QEMU reports no queue limits)"
