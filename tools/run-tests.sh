@@ -97,7 +97,8 @@
 # RESULTS/<group>/console.log
 # (guest console), <test>.log (TAP),
 # <test>.rc ("exit-status seconds"), guest-info.txt, dmesg.txt; results/latest
-# points to the newest run. Subtests are counted: every "ok"/"not ok" line of
+# points to the newest run. Under each failing subtest the summary shows
+# its first four diagnostic lines. Subtests are counted: every "ok"/"not ok" line of
 # every test; a test that crashed, timed out, exited non-zero without a
 # failing subtest, or never ran (guest crash, missing kernel, failed build)
 # adds one failure. Then "time: build Ns, check Ns, <group> Ns, ..." and the
@@ -141,14 +142,14 @@ DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug)
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
-G_ENV[core]="VMX_MODE=msix monitor"
+G_ENV[core]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
 # On 6.1 the compat layer is what differs: probe/remove, data path, ethtool
 # and feature ops, MTU/reset paths. The RX-filter tests (mac, multicast,
 # promisc) run the same driver code as on 6.12 and stay in core.
 G_KERNEL[core61]=6.1;   G_OPTS[core61]=$HUB3
 G_TESTS[core61]="load_unload.sh link.sh ping.sh tcp.sh vlan.sh mtu.sh
 	ethtool.sh offloads.sh ethtool_ctl.sh"
-G_ENV[core61]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
+G_ENV[core61]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=5;VMX_LINK_LOOPS=5"
 G_KERNEL[swiotlb]=6.12; G_OPTS[swiotlb]="$HUB3 --append swiotlb=force"
 G_TESTS[swiotlb]=$DMA_TESTS; G_ENV[swiotlb]="VMX_MODE=msix swiotlb monitor;$DMA_ENV"
 G_KERNEL[iommu]=6.12;   G_OPTS[iommu]="$HUB3 --iommu"
@@ -506,7 +507,9 @@ parse_test() {
 	if [ -f "$log" ]; then
 		while IFS= read -r l; do
 			SUMMARY+=("        $l")
-		done < <(grep -E '^not ok [0-9]+' "$log")
+		done < <(awk '/^not ok [0-9]+/ { print; n = 4; next }
+			n > 0 && /^#/ { print "  " substr($0, 1, 160); n--; next }
+			{ n = 0 }' "$log")
 	fi
 }
 

@@ -202,7 +202,7 @@ mtu_raise_refused() {
 	echo "MTU after the refusal: $mtu; program $id -> $(xdp_prog_id "$DUT")"
 	# the limit, if the attach refusal did not say it: from the kernel log
 	[ -n "$XDP_LIMIT" ] || XDP_LIMIT=$(dmesg_since_start |
-		sed -n 's/.*XDP program is attached (max \([0-9][0-9]*\)).*/\1/p' | tail -n1)
+		sed -n 's/.*attached XDP program.*(max \([0-9][0-9]*\)).*/\1/p' | tail -n1)
 	[ "$mtu" = 1500 ] && [ "$(xdp_prog_id "$DUT")" = "$id" ] && xdp_native "$DUT" xdp_pass
 }
 check "raising MTU to 9000 refused while attached" mtu_raise_refused
