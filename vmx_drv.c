@@ -269,7 +269,7 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 
 	work = vmx_rx_poll(&qs->rxq[i], budget);
 	/* zero-copy AF_XDP: the channel's TX ring; more waiting, poll again */
-	if (qs->rxq[i].xsk_pool && i < qs->nxdp &&
+	if (i < qs->nxdp && qs->txq[qs->nq + i].xsk_pool &&
 	    vmx_xsk_xmit(&qs->txq[qs->nq + i], budget) >= budget)
 		work = budget;
 	if (work >= budget)
