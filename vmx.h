@@ -14,6 +14,7 @@
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 #include <net/xdp.h>
+#include <net/xdp_sock_drv.h>
 
 #include "vmx_compat.h"
 #include "vmx_defs.h"
@@ -80,6 +81,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_XDP_REDIRECT_ERR,
 	VMX_RXS_XDP_ABORTED,
 	VMX_RXS_XDP_FRAGS,	/* multi-buffer frames run through XDP */
+	VMX_RXS_XSK_COPIED,	/* frames copied into AF_XDP buffers */
 	VMX_RXS_NUM
 };
 
@@ -98,6 +100,8 @@ enum vmx_txq_stat {
 	VMX_TXS_BAD_DESC,
 	VMX_TXS_XDP_XMIT,
 	VMX_TXS_XDP_XMIT_ERR,
+	VMX_TXS_XSK_XMIT,	/* frames sent from an AF_XDP TX ring */
+	VMX_TXS_XSK_BAD,	/* AF_XDP descriptors the device cannot send */
 	VMX_TXS_NUM
 };
 
@@ -111,9 +115,15 @@ struct vmx_txq_stats {
 	u64 s[VMX_TXS_NUM];
 };
 
-/* A buffer posted to the device: @off bytes into @page. */
+/*
+ * A buffer posted to the device: @off bytes into @page, or on a zero-copy
+ * AF_XDP queue's ring 0 an AF_XDP buffer (@xsk; NULL if none either way).
+ */
 struct vmx_rx_buf {
-	struct page *page;	/* NULL if none */
+	union {
+		struct page *page;
+		struct xdp_buff *xsk;
+	};
 	u32 off;
 	dma_addr_t dma;		/* copy mode: the driver's own mapping */
 };
@@ -132,6 +142,7 @@ struct vmx_rx_ring {
 	u32 fill_gen;		/* generation written at @fill */
 	u32 buf_len;
 	u8 btype;
+	bool xsk;		/* buffers from the queue's AF_XDP pool */
 };
 
 struct vmx_priv;
@@ -163,6 +174,7 @@ struct vmx_rxq {
 	bool bad;		/* a bad completion was seen: reset pending */
 	bool copy;		/* every mapping bounced: copy, keep buffers */
 	bool started;		/* handed to the device once (vmx_rxq_start) */
+	struct xsk_buff_pool *xsk_pool;	/* zero-copy AF_XDP: ring 0's buffers */
 	enum dma_data_direction dma_dir;
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct vmx_xdp_buff xb;	/* multi-buffer XDP frame being assembled */
@@ -181,6 +193,7 @@ enum vmx_tx_buf_type {
 	VMX_TXB_XDP_TX,		/* page_pool page, no unmap */
 	VMX_TXB_XDP_XMIT,	/* xdp_frame mapped by ndo_xdp_xmit */
 	VMX_TXB_XDP_XMIT_FRAG,	/* a fragment of one, mapped as a page */
+	VMX_TXB_XSK,		/* AF_XDP buffer, mapped with its pool */
 };
 
 struct vmx_tx_buf {
@@ -190,6 +203,7 @@ struct vmx_tx_buf {
 	};
 	dma_addr_t dma;
 	u32 len;
+	u32 xsk_extra;		/* AF_XDP descriptors completed with this one */
 	u8 type;
 	bool eop;
 };
@@ -218,6 +232,8 @@ struct vmx_txq {
 	bool xdp;		/* carries XDP_TX / ndo_xdp_xmit frames */
 	bool bad;		/* a bad completion was seen: reset pending */
 	spinlock_t xdp_lock;	/* ndo_xdp_xmit callers on this queue */
+	struct xsk_buff_pool *xsk_pool;	/* zero-copy AF_XDP TX, XDP queues */
+	u32 xsk_tail;		/* slot of the last AF_XDP frame posted */
 	/*
 	 * One writer each: @stats by the senders (under the queue's xmit or
 	 * XDP lock), @cstats by the completion side (NAPI, or the XDP lock of
@@ -308,6 +324,9 @@ struct vmx_priv {
 	struct vmx_qset qs;
 	struct bpf_prog *xdp_prog;
 	bool lro_before_xdp;
+	/* zero-copy AF_XDP pools per channel, taken by the next queue set */
+	struct xsk_buff_pool *xsk_pool[VMX_MAX_RX_QUEUES];
+	u32 xsk_pools;		/* how many are set */
 
 	unsigned long state;
 	u64 resets;		/* done by the reset work item */
@@ -396,6 +415,7 @@ void vmx_schedule_reset(struct vmx_priv *vp);
 int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		    struct netlink_ext_ack *extack);
 void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
+bool vmx_qset_shrink(struct vmx_qset *qs);
 
 /* vmx_rx.c */
 int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
@@ -427,6 +447,7 @@ netdev_features_t vmx_features_check(struct sk_buff *skb,
 u32 vmx_tx_avail(const struct vmx_txq *txq);
 int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 		    bool mapped);
+void vmx_tx_xdp_handover(struct vmx_txq *txq, u32 first, u32 gen);
 
 /* vmx_xdp.c */
 int vmx_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
@@ -446,6 +467,9 @@ void vmx_xdp_update_features(struct vmx_priv *vp);
 extern const struct xdp_metadata_ops vmx_xdp_metadata_ops;
 #endif
 struct vmx_txq *vmx_xdp_txq(struct vmx_priv *vp, u32 rxqid);
+int vmx_xsk_wakeup(struct net_device *netdev, u32 qid, u32 flags);
+u32 vmx_xsk_xmit(struct vmx_txq *txq, u32 budget);
+int vmx_xsk_check_mtu(struct vmx_priv *vp, u32 mtu);
 
 /* vmx_ethtool.c */
 void vmx_set_ethtool_ops(struct net_device *netdev);

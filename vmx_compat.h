@@ -68,13 +68,20 @@
 #define vmx_xdp_features_clear(nd)	xdp_clear_features_flag(nd)
 #define VMX_XDP_FEATURES	(NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT | \
 				 NETDEV_XDP_ACT_NDO_XMIT | NETDEV_XDP_ACT_RX_SG | \
-				 NETDEV_XDP_ACT_NDO_XMIT_SG)
+				 NETDEV_XDP_ACT_NDO_XMIT_SG | \
+				 NETDEV_XDP_ACT_XSK_ZEROCOPY)
 #else
 #define vmx_xdp_features_set(nd, f)	do { } while (0)
 #define vmx_xdp_features_clear(nd)	do { } while (0)
 #define VMX_XDP_FEATURES	0
 #endif
 
+/* xsk_buff_dma_sync_for_cpu() lost its pool argument in 6.10 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define vmx_xsk_sync_for_cpu(xdp, pool)	xsk_buff_dma_sync_for_cpu(xdp)
+#else
+#define vmx_xsk_sync_for_cpu(xdp, pool)	xsk_buff_dma_sync_for_cpu(xdp, pool)
+#endif
 /* XDP RX metadata kfuncs: hash with its type (6.4), VLAN tag (6.8) */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
 #define VMX_HAVE_XDP_META 1

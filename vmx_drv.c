@@ -268,6 +268,10 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 	}
 
 	work = vmx_rx_poll(&qs->rxq[i], budget);
+	/* zero-copy AF_XDP: the channel's TX ring; more waiting, poll again */
+	if (i < qs->nxdp && qs->txq[qs->nq + i].xsk_pool &&
+	    vmx_xsk_xmit(&qs->txq[qs->nq + i], budget) >= budget)
+		work = budget;
 	if (work >= budget)
 		return budget;
 
@@ -1118,8 +1122,13 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 	return err;
 }
 
-/* Halve the RX rings for a retry; false once they are at the minimum. */
-static bool vmx_qset_shrink(struct vmx_qset *qs)
+/**
+ * vmx_qset_shrink() - halve the RX rings for a retry
+ * @qs: wanted queue set
+ *
+ * Return: false once they are at the minimum.
+ */
+bool vmx_qset_shrink(struct vmx_qset *qs)
 {
 	u32 i, was = qs->rx_size[0] + qs->rx_size[1];
 
@@ -1339,6 +1348,9 @@ static int vmx_change_mtu(struct net_device *nd, int mtu)
 			    mtu, (unsigned long)VMX_XDP_MAX_MTU);
 		return err;
 	}
+	err = vmx_xsk_check_mtu(vp, mtu);
+	if (err)
+		return err;
 	want.mtu = mtu;
 	err = vmx_reconfigure(vp, &want, NULL);
 	if (err)
@@ -1370,7 +1382,8 @@ static netdev_features_t vmx_fix_features(struct net_device *nd,
 	/* the device aggregates only frames whose checksums it checked */
 	if (!(f & NETIF_F_RXCSUM))
 		f &= ~NETIF_F_LRO;
-	if (vp->xdp_prog)
+	/* programs and AF_XDP sockets get frames as they were on the wire */
+	if (vp->xdp_prog || vp->xsk_pools)
 		f &= ~NETIF_F_LRO;
 	return f;
 }
@@ -1423,6 +1436,7 @@ static const struct net_device_ops vmx_netdev_ops = {
 	.ndo_tx_timeout		= vmx_tx_timeout,
 	.ndo_bpf		= vmx_bpf,
 	.ndo_xdp_xmit		= vmx_xdp_xmit,
+	.ndo_xsk_wakeup		= vmx_xsk_wakeup,
 #ifdef CONFIG_NET_POLL_CONTROLLER
 	.ndo_poll_controller	= vmx_netpoll,
 #endif

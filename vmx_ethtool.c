@@ -33,6 +33,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "xdp_redirect_errors", VMX_RXS_XDP_REDIRECT_ERR },
 	{ "xdp_aborted",	VMX_RXS_XDP_ABORTED },
 	{ "xdp_frags",		VMX_RXS_XDP_FRAGS },
+	{ "xsk_copied",		VMX_RXS_XSK_COPIED },
 };
 
 /* per TX queue, printed as txN_<name> (XDP queues as xdptxN_<name>) */
@@ -46,6 +47,8 @@ static const struct vmx_stat_desc vmx_tx_stats[] = {
 	{ "bad_desc",		VMX_TXS_BAD_DESC },
 	{ "xdp_xmit",		VMX_TXS_XDP_XMIT },
 	{ "xdp_xmit_errors",	VMX_TXS_XDP_XMIT_ERR },
+	{ "xsk_xmit",		VMX_TXS_XSK_XMIT },
+	{ "xsk_invalid",		VMX_TXS_XSK_BAD },
 };
 
 /* device-wide counters from the device, no standard home */
@@ -225,6 +228,11 @@ static int vmx_set_channels(struct net_device *nd, struct ethtool_channels *ch)
 	if (ch->combined_count == vp->qs.nq)
 		return 0;
 	want.nq = ch->combined_count;
+	if (vp->xsk_pools && vp->max_tx_queues < 2 * want.nq) {
+		netdev_err(nd, "AF_XDP zero-copy needs an XDP TX queue per channel: at most %u channels while a pool is bound\n",
+			   vp->max_tx_queues / 2);
+		return -EOPNOTSUPP;
+	}
 	return vmx_reconfigure(vp, &want, NULL);
 }
 

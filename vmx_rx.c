@@ -10,6 +10,11 @@
  * Nothing the device writes into a completion is trusted: ring id, index
  * and length are checked, and a completion that makes no sense stops the
  * queue and schedules a reset.
+ *
+ * A channel with a zero-copy AF_XDP pool (vmx_xdp.c) has ring 0 filled with
+ * the pool's UMEM buffers instead (the frame at their start, no headroom
+ * of the driver's); ring 1 keeps its own page_pool and only ever carries
+ * the rest of a frame that is then dropped.
  */
 #include <linux/bpf_trace.h>
 #include <linux/etherdevice.h>
@@ -74,6 +79,12 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	r->truesize = truesize;
 	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ?
 		     VMX_RX_BUF_LEN(truesize, head) : VMX_RX_BODY_LEN;
+	if (btype == VMX_RXD_BTYPE_HEAD && rxq->xsk_pool) {
+		r->xsk = true;
+		r->buf_len = min_t(u32, VMX_RX_MAX_BUF,
+				   xsk_pool_get_rx_frame_size(rxq->xsk_pool));
+		goto rings;
+	}
 	/* copy mode: each slot's buffer is mapped once, by the driver */
 	if (rxq->copy)
 		pp.flags = 0;
@@ -95,6 +106,7 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		r->pp = NULL;
 		return err;
 	}
+rings:
 	r->desc = dma_alloc_coherent(vmx_dmadev(rxq), size * sizeof(*r->desc),
 				     &r->desc_pa, GFP_KERNEL);
 	if (!r->desc)
@@ -113,6 +125,10 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 		for (i = 0; i < r->size; i++) {
 			if (!r->buf[i].page)
 				continue;
+			if (r->xsk) {
+				xsk_buff_free(r->buf[i].xsk);
+				continue;
+			}
 			if (rxq->copy)
 				dma_unmap_page_attrs(vmx_dmadev(rxq),
 						     r->buf[i].dma, r->truesize,
@@ -143,6 +159,12 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 static bool vmx_rx_buf_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 			     struct vmx_rx_buf *b)
 {
+	if (r->xsk) {
+		/* none while the application's fill ring is empty: not counted */
+		b->off = 0;
+		b->xsk = xsk_buff_alloc(rxq->xsk_pool);
+		return b->xsk;
+	}
 	if (r->truesize == PAGE_SIZE) {
 		b->off = 0;
 		b->page = page_pool_dev_alloc_pages(r->pp);
@@ -170,8 +192,11 @@ fail:
 
 /* The DMA address of a buffer's start. */
 static dma_addr_t vmx_rx_buf_dma(const struct vmx_rxq *rxq,
+				 const struct vmx_rx_ring *r,
 				 const struct vmx_rx_buf *b)
 {
+	if (r->xsk)
+		return xsk_buff_xdp_get_dma(b->xsk);
 	if (rxq->copy)
 		return b->dma;
 	return page_pool_get_dma_addr(b->page) + b->off;
@@ -181,10 +206,12 @@ static dma_addr_t vmx_rx_buf_dma(const struct vmx_rxq *rxq,
  * mode, left in its slot to be posted again.
  */
 static void vmx_rx_release(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-			   struct page *page)
+			   const struct vmx_rx_buf *b)
 {
-	if (!rxq->copy)
-		page_pool_recycle_direct(r->pp, page);
+	if (r->xsk)
+		xsk_buff_free(b->xsk);
+	else if (!rxq->copy)
+		page_pool_recycle_direct(r->pp, b->page);
 }
 
 /* Put a buffer behind every slot so that starting the queue cannot fail. */
@@ -192,6 +219,9 @@ static int vmx_rx_ring_populate(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 {
 	u32 i;
 
+	/* AF_XDP buffers only once the queue starts: the application fills */
+	if (r->xsk)
+		return 0;
 	for (i = 0; i < r->size; i++)
 		if (!r->buf[i].page && !vmx_rx_buf_alloc(rxq, r, &r->buf[i]))
 			return -ENOMEM;
@@ -245,6 +275,12 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 	 * cost once more. XDP keeps its page_pool pages (XDP_TX sends them).
 	 */
 	rxq->copy = !qs->xdp && is_swiotlb_force_bounce(&vp->pdev->dev);
+	if (qid < ARRAY_SIZE(vp->xsk_pool))
+		rxq->xsk_pool = vp->xsk_pool[qid];
+	if (rxq->xsk_pool) {
+		rxq->headroom = 0;
+		rxq->copy = false;
+	}
 	u64_stats_init(&rxq->stats.syncp);
 	timer_setup(&rxq->refill_timer, vmx_rx_refill_timer, 0);
 
@@ -292,8 +328,13 @@ int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,
 				 rxq->napi->napi_id, PAGE_SIZE);
 	if (err)
 		goto err_free;
-	err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq, MEM_TYPE_PAGE_POOL,
-					 rxq->ring[0].pp);
+	if (rxq->xsk_pool)
+		err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq,
+						 MEM_TYPE_XSK_BUFF_POOL, NULL);
+	else
+		err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq,
+						 MEM_TYPE_PAGE_POOL,
+						 rxq->ring[0].pp);
 	if (err) {
 		xdp_rxq_info_unreg(&rxq->xdp_rxq);
 		goto err_free;
@@ -349,7 +390,7 @@ static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 	if (!b->page && !vmx_rx_buf_alloc(rxq, r, b))
 		return false;
 	off = r->btype == VMX_RXD_BTYPE_HEAD ? rxq->headroom : 0;
-	d->addr = cpu_to_le64(vmx_rx_buf_dma(rxq, b) + off);
+	d->addr = cpu_to_le64(vmx_rx_buf_dma(rxq, r, b) + off);
 	d->dw3 = 0;
 	/* address and length visible before the generation hands it over */
 	dma_wmb();
@@ -398,6 +439,9 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
 		vmx_rx_refill(rxq, r, &short_of_pages);
 	}
 	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
+	/* only the live set's queue: a set being built may still fail */
+	if (rxq->xsk_pool)
+		xsk_pool_set_rxq_info(rxq->xsk_pool, &rxq->xdp_rxq);
 	rxq->started = true;
 	rxq->comp_next = 0;
 	rxq->comp_gen = 1;
@@ -883,6 +927,104 @@ static int vmx_rx_xb_add(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	return 1;
 }
 
+/*
+ * Zero-copy AF_XDP: run the program on @xdp, a UMEM buffer holding a whole
+ * frame; the frame of XDP_PASS (or of a queue without a program) goes to
+ * the stack as a copy, the buffer back to the pool. Returns that skb or
+ * NULL.
+ */
+static struct sk_buff *vmx_xsk_run(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+				   struct xdp_buff *xdp,
+				   const struct vmx_rx_comp *eop)
+{
+	struct sk_buff *skb;
+	u32 meta, len;
+
+	vmx_rx_count(rxq, xdp->data_end - xdp->data);
+	if (c->prog) {
+#ifdef VMX_HAVE_XDP_META
+		/* the metadata kfuncs find the completion in the buffer's cb */
+		XSK_CHECK_PRIV_TYPE(struct vmx_xdp_buff);
+		((struct vmx_xdp_buff *)xdp)->eop = eop;
+#endif
+		if (vmx_xdp_run(rxq, c->prog, xdp, c->xtxq, &c->xdp_flags) !=
+		    XDP_PASS)
+			return NULL;
+	}
+	meta = xdp->data - xdp->data_meta;
+	len = xdp->data_end - xdp->data;
+	skb = napi_alloc_skb(rxq->napi, meta + len);
+	if (likely(skb)) {
+		skb_put_data(skb, xdp->data_meta, meta + len);
+		if (meta) {
+			__skb_pull(skb, meta);
+			skb_metadata_set(skb, meta);
+		}
+	} else {
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+	}
+	xsk_buff_free(xdp);
+	return skb;
+}
+
+/*
+ * A ring-0 completion of a zero-copy queue: @xdp holds @len bytes of a
+ * frame. Frames are single-buffer here; one the device split anyway is
+ * dropped with the rest of it (recycled as the continuation of a dropped
+ * frame). Returns 1 when a frame ended here, else 0.
+ */
+static int vmx_xsk_rx(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+		      struct xdp_buff *xdp, u32 len,
+		      const struct vmx_rx_comp *rc)
+{
+	bool eop = le32_to_cpu(rc->dw[0]) & VMX_RXC_EOP;
+	u32 dw2 = le32_to_cpu(rc->dw[2]);
+	struct sk_buff *skb;
+
+	if (eop && !len) {
+		/* the device skipped this buffer */
+		xsk_buff_free(xdp);
+		return 0;
+	}
+	if (unlikely(!eop || (dw2 & VMX_RXC_ERR))) {
+		xsk_buff_free(xdp);
+		vmx_rxq_add(rxq, eop ? VMX_RXS_DEV_ERR : VMX_RXS_DROP, 1);
+		return eop;
+	}
+	xsk_buff_set_size(xdp, len);
+	vmx_xsk_sync_for_cpu(xdp, rxq->xsk_pool);
+	skb = vmx_xsk_run(rxq, c, xdp, rc);
+	if (skb)
+		vmx_rx_deliver(rxq, skb, rc, 0, true);
+	return 1;
+}
+
+/* A data ring frame on a zero-copy queue with a program: into a UMEM buffer. */
+static struct sk_buff *vmx_xsk_data_ring(struct vmx_rxq *rxq,
+					 struct vmx_rx_ctx *c, u32 idx,
+					 u32 len, const struct vmx_rx_comp *rc)
+{
+	struct xdp_buff *xdp;
+
+	if (unlikely(len > xsk_pool_get_rx_frame_size(rxq->xsk_pool))) {
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+		return NULL;
+	}
+	xdp = xsk_buff_alloc(rxq->xsk_pool);
+	if (unlikely(!xdp)) {
+		/* the application's fill ring is empty */
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
+		return NULL;
+	}
+	xsk_buff_set_size(xdp, len);
+	memcpy(xdp->data, rxq->data_ring + idx * rxq->data_desc_size, len);
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.s[VMX_RXS_DATA_RING]++;
+	rxq->stats.s[VMX_RXS_XSK_COPIED]++;
+	u64_stats_update_end(&rxq->stats.syncp);
+	return vmx_xsk_run(rxq, c, xdp, rc);
+}
+
 /* A data ring completion: ring 0 slot @idx comes back unused. */
 static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			    struct vmx_rx_ctx *c)
@@ -902,7 +1044,11 @@ static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
 		return 1;
 	}
-	if (c->prog) {
+	if (c->prog && rxq->xsk_pool) {
+		rxq->skb = vmx_xsk_data_ring(rxq, c, idx, len, rc);
+		if (rxq->skb)
+			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
+	} else if (c->prog) {
 		rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len, rc);
 		if (rxq->skb)
 			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
@@ -976,8 +1122,10 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_bad(rxq, "empty slot", idx, r->size);
 		return -EIO;
 	}
+	if (r->xsk)
+		return vmx_xsk_rx(rxq, c, b.xsk, len, rc);
 	dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
-				      vmx_rx_buf_dma(rxq, &b),
+				      vmx_rx_buf_dma(rxq, r, &b),
 				      sop ? rxq->headroom : 0, len,
 				      rxq->copy ? DMA_FROM_DEVICE :
 				      page_pool_get_dma_dir(r->pp));
@@ -985,7 +1133,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	if (sop) {
 		if (eop && len == 0) {
 			/* the device skipped this buffer */
-			vmx_rx_release(rxq, r, b.page);
+			vmx_rx_release(rxq, r, &b);
 			return 0;
 		}
 		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
@@ -1019,7 +1167,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		return vmx_rx_xb_add(rxq, c, rc, b.page, b.off, len);
 	} else if (len == 0 ||
 		   skb_shinfo(rxq->skb)->nr_frags >= MAX_SKB_FRAGS) {
-		vmx_rx_release(rxq, r, b.page);
+		vmx_rx_release(rxq, r, &b);
 		if (len) {
 			vmx_rx_drop(rxq, VMX_RXS_DROP);
 			return eop;
@@ -1095,6 +1243,18 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 	if (vmx_rx_refill(rxq, &rxq->ring[0], &short_of_pages) |
 	    vmx_rx_refill(rxq, &rxq->ring[1], &short_of_pages))
 		vmx_rxq_kick(rxq);
+	/*
+	 * A zero-copy ring short of buffers waits for the application's fill
+	 * ring: with need_wakeup it says so and is woken (ndo_xsk_wakeup);
+	 * without, the timer below polls for them.
+	 */
+	if (rxq->xsk_pool && xsk_uses_need_wakeup(rxq->xsk_pool)) {
+		if (short_of_pages)
+			xsk_set_rx_need_wakeup(rxq->xsk_pool);
+		else
+			xsk_clear_rx_need_wakeup(rxq->xsk_pool);
+		short_of_pages = false;
+	}
 	/* no page now: try again soon rather than wait for a frame */
 	if (unlikely(short_of_pages) && !timer_pending(&rxq->refill_timer))
 		mod_timer(&rxq->refill_timer, jiffies + max(HZ / 100, 1));

@@ -36,6 +36,9 @@ int vmx_txq_alloc(struct vmx_priv *vp, struct vmx_txq *txq, u16 qid,
 	txq->size = qs->tx_size;
 	txq->data_desc_size = vp->txdata_size;
 	txq->xdp = qid >= qs->nq;
+	/* AF_XDP zero-copy sends on the XDP queue of its channel */
+	if (txq->xdp && qs->nxdp == qs->nq)
+		txq->xsk_pool = vp->xsk_pool[qid - qs->nq];
 	spin_lock_init(&txq->xdp_lock);
 	u64_stats_init(&txq->stats.syncp);
 	u64_stats_init(&txq->cstats.syncp);
@@ -222,13 +225,14 @@ struct vmx_tx_done {
 	u32 bytes;
 	u32 xdp_pkts;		/* XDP frames, counted on completion */
 	u32 xdp_bytes;
+	u32 xsk;		/* AF_XDP descriptors to complete */
 	struct xdp_frame_bulk bq;
 };
 
 static bool vmx_tx_buf_is_xdp(const struct vmx_tx_buf *b)
 {
 	return b->type == VMX_TXB_XDP_TX || b->type == VMX_TXB_XDP_XMIT ||
-	       b->type == VMX_TXB_XDP_XMIT_FRAG;
+	       b->type == VMX_TXB_XDP_XMIT_FRAG || b->type == VMX_TXB_XSK;
 }
 
 /* Release descriptor slots [txq->clean, end] of completed packets. */
@@ -240,7 +244,11 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 		u32 idx = txq->clean;
 
 		vmx_tx_unmap(txq, b);
-		if (b->eop) {
+		if (b->type == VMX_TXB_XSK) {
+			done->xdp_pkts++;
+			done->xdp_bytes += b->len;
+			done->xsk += 1 + b->xsk_extra;
+		} else if (b->eop) {
 			if (vmx_tx_buf_is_xdp(b)) {
 				done->xdp_pkts++;
 				done->xdp_bytes += xdp_get_frame_len(b->xdpf);
@@ -323,6 +331,8 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 	}
 	xdp_flush_frame_bulk(&done.bq);
 	rcu_read_unlock();
+	if (done.xsk)
+		xsk_tx_completed(txq->xsk_pool, done.xsk);
 	if (done.xdp_pkts) {
 		u64_stats_update_begin(&txq->cstats.syncp);
 		txq->cstats.s[VMX_TXS_PACKETS] += done.xdp_pkts;
@@ -358,6 +368,9 @@ void vmx_txq_drain(struct vmx_txq *txq)
 		vmx_tx_release(txq, txq->clean, 0, &done);
 	xdp_flush_frame_bulk(&done.bq);
 	rcu_read_unlock();
+	/* the application gets its buffers back: nothing was sent */
+	if (done.xsk)
+		xsk_tx_completed(txq->xsk_pool, done.xsk);
 	if (txq->nq)
 		netdev_tx_reset_queue(txq->nq);
 }
@@ -865,19 +878,35 @@ unwind:
 int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 		    bool mapped)
 {
-	u32 first = txq->fill, gen = txq->fill_gen, first_gen, idx, ndesc;
+	u32 first = txq->fill, gen = txq->fill_gen;
 	int done;
 
 	for (done = 0; done < n; done++)
 		if (!vmx_tx_xdp_frame(txq, frames[done], mapped))
 			break;
-	if (!done)
-		return 0;
-	ndesc = (txq->fill + txq->size - first) % txq->size;
+	if (done)
+		vmx_tx_xdp_handover(txq, first, gen);
+	return done;
+}
+
+/**
+ * vmx_tx_xdp_handover() - give the device the descriptors written from @first
+ * @txq: queue, owned by the caller (lock held)
+ * @first: first descriptor written, up to txq->fill (not included)
+ * @gen: the generation valid at @first
+ *
+ * Every descriptor but the first gets its valid generation and its buffer
+ * length, then, after a barrier, the first: a device that does not wait
+ * for the doorbell never sees part of the batch.
+ */
+void vmx_tx_xdp_handover(struct vmx_txq *txq, u32 first, u32 gen)
+{
+	u32 ndesc = (txq->fill + txq->size - first) % txq->size;
+	u32 first_gen = gen, idx;
+
 	vmx_tx_handover(txq);
 	/* all addresses and flags visible before any generation flips */
 	dma_wmb();
-	first_gen = gen;
 	idx = vmx_ring_next(first, txq->size, &gen);
 	while (--ndesc) {
 		txq->desc[idx].dw2 =
@@ -889,5 +918,4 @@ int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 	txq->desc[first].dw2 =
 		cpu_to_le32(FIELD_PREP(VMX_TXD_LEN, txq->buf[first].len) |
 			    (first_gen ? VMX_TXD_GEN : 0));
-	return done;
 }

@@ -26,6 +26,16 @@
  * (xdp_vec) stays masked: no completion interrupt, no extra poll per batch.
  * A device that completes later leaves frames in flight; the sender then
  * unmasks the vector and its interrupt has the NAPIs finish the job.
+ *
+ * AF_XDP zero-copy (XDP_SETUP_XSK_POOL) works per channel: ring 0 of the
+ * channel's RX queue takes its buffers from the socket's UMEM, and the
+ * channel's XDP TX queue sends from its TX ring in the channel's NAPI
+ * (woken by ndo_xsk_wakeup). Binding or releasing a pool rebuilds the
+ * queue set like any reconfiguration. Frames are at most one buffer: a
+ * pool must hold a frame of the MTU, LRO stays off, and a frame the
+ * device splits anyway is dropped and counted. Frames of the RX data ring
+ * are copied into a UMEM buffer before the program runs; frames for the
+ * stack (XDP_PASS, or no program) are copied into an skb.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_trace.h>
@@ -110,7 +120,8 @@ void vmx_xdp_tx_flush(struct vmx_rxq *rxq, struct vmx_txq *xtxq)
 	vmx_xdp_lock(xtxq);
 	if (vmx_tx_avail(xtxq) < n)
 		vmx_xdp_reclaim(xtxq);
-	sent = vmx_tx_xdp_post(xtxq, rxq->xdp_tx, n, true);
+	/* from a zero-copy queue XDP_TX frames are copies in plain pages */
+	sent = vmx_tx_xdp_post(xtxq, rxq->xdp_tx, n, !rxq->xsk_pool);
 	if (sent) {
 		vmx_tx_doorbell(xtxq);
 		vmx_xdp_reclaim(xtxq);
@@ -137,6 +148,10 @@ void vmx_xdp_buff_free(struct vmx_rxq *rxq, struct xdp_buff *xdp, bool direct)
 	struct skb_shared_info *sh;
 	u32 i;
 
+	if (rxq->xsk_pool) {
+		xsk_buff_free(xdp);
+		return;
+	}
 	if (unlikely(xdp_buff_has_frags(xdp))) {
 		sh = xdp_get_shared_info_from_buff(xdp);
 		for (i = 0; i < sh->nr_frags; i++)
@@ -373,6 +388,214 @@ static int vmx_xdp_setup(struct vmx_priv *vp, struct bpf_prog *prog,
 	return 0;
 }
 
+/* ---- AF_XDP zero-copy ---- */
+
+/* The largest frame of @mtu the device may write into one buffer. */
+static u32 vmx_xsk_frame_need(u32 mtu)
+{
+	return mtu + ETH_HLEN + VLAN_HLEN;
+}
+
+/**
+ * vmx_xsk_check_mtu() - do the bound AF_XDP pools take frames of @mtu?
+ * @vp: device
+ * @mtu: MTU to check
+ *
+ * Return: 0, or -EINVAL (logged) when a pool's buffers are too small.
+ */
+int vmx_xsk_check_mtu(struct vmx_priv *vp, u32 mtu)
+{
+	u32 q, fs;
+
+	for (q = 0; q < ARRAY_SIZE(vp->xsk_pool) && vp->xsk_pools; q++) {
+		if (!vp->xsk_pool[q])
+			continue;
+		fs = xsk_pool_get_rx_frame_size(vp->xsk_pool[q]);
+		if (fs >= vmx_xsk_frame_need(mtu))
+			continue;
+		netdev_err(vp->netdev,
+			   "AF_XDP zero-copy on queue %u: buffers of %u bytes too small for MTU %u (needs %u)\n",
+			   q, fs, mtu, vmx_xsk_frame_need(mtu));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Bind (@pool) or release (NULL) the zero-copy pool of channel @qid: the
+ * queue set is rebuilt with ring 0 of that channel on the pool.
+ */
+static int vmx_xsk_pool_setup(struct vmx_priv *vp, struct xsk_buff_pool *pool,
+			      u16 qid)
+{
+	struct net_device *nd = vp->netdev;
+	struct xsk_buff_pool *old;
+	struct vmx_qset want;
+	u32 fs;
+	int err;
+
+	if (qid >= vp->qs.nq || qid >= ARRAY_SIZE(vp->xsk_pool)) {
+		netdev_err(nd, "AF_XDP zero-copy: no queue %u (%u channels)\n",
+			   qid, vp->qs.nq);
+		return -EINVAL;
+	}
+	old = vp->xsk_pool[qid];
+	if (pool) {
+		if (old)
+			return -EBUSY;
+		fs = xsk_pool_get_rx_frame_size(pool);
+		if (fs < vmx_xsk_frame_need(vp->qs.mtu)) {
+			netdev_err(nd,
+				   "AF_XDP zero-copy on queue %u: buffers of %u bytes too small for MTU %u (needs %u)\n",
+				   qid, fs, vp->qs.mtu,
+				   vmx_xsk_frame_need(vp->qs.mtu));
+			return -EINVAL;
+		}
+		if (min(vp->qs.nq, vp->max_tx_queues - vp->qs.nq) != vp->qs.nq) {
+			netdev_err(nd,
+				   "AF_XDP zero-copy needs an XDP TX queue per channel: the device takes %u TX queues, %u channels\n",
+				   vp->max_tx_queues, vp->qs.nq);
+			return -EOPNOTSUPP;
+		}
+		err = xsk_pool_dma_map(pool, &vp->pdev->dev, 0);
+		if (err)
+			return err;
+	} else if (!old) {
+		return 0;
+	}
+
+	vp->xsk_pool[qid] = pool;
+	vp->xsk_pools += pool ? 1 : -1;
+	want = vp->qs;
+	err = vmx_reconfigure(vp, &want, NULL);
+	/* a release cannot be refused: retry with smaller RX rings */
+	while (err && !pool && vmx_qset_shrink(&want))
+		err = vmx_reconfigure(vp, &want, NULL);
+	if (err && pool) {
+		vp->xsk_pool[qid] = old;
+		vp->xsk_pools--;
+		xsk_pool_dma_unmap(pool, 0);
+		netdev_err(nd, "AF_XDP zero-copy on queue %u: rings not rebuilt (%d)\n",
+			   qid, err);
+		return err;
+	}
+	if (err) {
+		/* the old rings hold the pool's buffers: stop using them */
+		netdev_err(nd, "AF_XDP pool of queue %u released, rings not rebuilt (%d): closing the device\n",
+			   qid, err);
+		dev_close(nd);
+	}
+	if (!pool)
+		xsk_pool_dma_unmap(old, 0);
+	/* LRO is off while a pool is bound */
+	netdev_update_features(nd);
+	return 0;
+}
+
+/**
+ * vmx_xsk_wakeup() - ndo_xsk_wakeup: run the channel's NAPI
+ * @nd: device
+ * @qid: channel
+ * @flags: XDP_WAKEUP_RX / XDP_WAKEUP_TX (one NAPI does both)
+ *
+ * Return: 0, -ENETDOWN or -EINVAL.
+ */
+int vmx_xsk_wakeup(struct net_device *nd, u32 qid, u32 flags)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+	struct napi_struct *napi;
+
+	if (unlikely(!test_bit(VMX_S_UP, &vp->state) ||
+		     !netif_carrier_ok(nd)))
+		return -ENETDOWN;
+	if (unlikely(qid >= ARRAY_SIZE(vp->xsk_pool) ||
+		     !READ_ONCE(vp->xsk_pool[qid])))
+		return -EINVAL;
+	napi = &vp->qv[qid].napi;
+	if (!napi_if_scheduled_mark_missed(napi)) {
+		local_bh_disable();
+		napi_schedule(napi);
+		local_bh_enable();
+	}
+	return 0;
+}
+
+/*
+ * A descriptor the device cannot send (empty, or too long: a length of 0
+ * means 16 KiB to the device) is completed in its place in the order: with
+ * the AF_XDP frame before it, if that one is still in flight (this batch's
+ * previous slot, or the last one posted before), else at once.
+ */
+static void vmx_xsk_skip(struct vmx_txq *txq, u32 first)
+{
+	u32 inflight = (txq->fill + txq->size - txq->clean) % txq->size;
+	u32 t = txq->xsk_tail;
+
+	vmx_txq_add(txq, VMX_TXS_XSK_BAD, 1);
+	if (txq->fill != first)
+		t = (txq->fill + txq->size - 1) % txq->size;
+	else if ((t + txq->size - txq->clean) % txq->size >= inflight ||
+		 txq->buf[t].type != VMX_TXB_XSK)
+		t = txq->size;
+	if (t < txq->size)
+		txq->buf[t].xsk_extra++;
+	else
+		xsk_tx_completed(txq->xsk_pool, 1);
+}
+
+/**
+ * vmx_xsk_xmit() - send from the AF_XDP TX ring of a zero-copy channel
+ * @txq: the channel's XDP TX queue (has a pool)
+ * @budget: most frames to send
+ *
+ * Return: frames taken from the TX ring.
+ */
+u32 vmx_xsk_xmit(struct vmx_txq *txq, u32 budget)
+{
+	struct xsk_buff_pool *pool = txq->xsk_pool;
+	u32 first, gen, n = 0, sent = 0;
+	struct xdp_desc d;
+	dma_addr_t dma;
+
+	spin_lock(&txq->xdp_lock);
+	vmx_xdp_reclaim(txq);
+	first = txq->fill;
+	gen = txq->fill_gen;
+	while (n < budget && vmx_tx_avail(txq) && xsk_tx_peek_desc(pool, &d)) {
+		struct vmx_tx_buf *b = &txq->buf[txq->fill];
+		struct vmx_tx_desc *desc = &txq->desc[txq->fill];
+
+		n++;
+		if (unlikely(!d.len || d.len >= VMX_TX_MAX_BUF)) {
+			vmx_xsk_skip(txq, first);
+			continue;
+		}
+		dma = xsk_buff_raw_get_dma(pool, d.addr);
+		xsk_buff_raw_dma_sync_for_device(pool, dma, d.len);
+		b->type = VMX_TXB_XSK;
+		b->dma = dma;
+		b->len = d.len;
+		b->eop = true;
+		desc->addr = cpu_to_le64(dma);
+		desc->dw3 = cpu_to_le32(VMX_TXD_EOP | VMX_TXD_CQ);
+		txq->xsk_tail = txq->fill;
+		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
+		sent++;
+	}
+	if (n)
+		xsk_tx_release(pool);
+	if (sent) {
+		vmx_tx_xdp_handover(txq, first, gen);
+		vmx_tx_doorbell(txq);
+		vmx_txq_add(txq, VMX_TXS_XSK_XMIT, sent);
+		vmx_xdp_reclaim(txq);
+	}
+	if (xsk_uses_need_wakeup(pool))
+		xsk_set_tx_need_wakeup(pool);
+	spin_unlock(&txq->xdp_lock);
+	return n;
+}
+
 /**
  * vmx_bpf() - ndo_bpf
  * @nd: device
@@ -387,6 +610,8 @@ int vmx_bpf(struct net_device *nd, struct netdev_bpf *bpf)
 	switch (bpf->command) {
 	case XDP_SETUP_PROG:
 		return vmx_xdp_setup(vp, bpf->prog, bpf->extack);
+	case XDP_SETUP_XSK_POOL:
+		return vmx_xsk_pool_setup(vp, bpf->xsk.pool, bpf->xsk.queue_id);
 	default:
 		return -EINVAL;
 	}

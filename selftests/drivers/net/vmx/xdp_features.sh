@@ -38,15 +38,17 @@ ping_ok() { peer_ping -c 5 -i 0.1 "$DUT_IP"; }
 # What the driver implements: XDP_PASS/DROP/TX/ABORTED (basic), XDP_REDIRECT
 # out of its RX path (redirect), ndo_xdp_xmit (ndo-xmit), multi-buffer
 # frames for xdp.frags programs (rx-sg) and through ndo_xdp_xmit
-# (ndo-xmit-sg; xdp_frags.sh runs them). No AF_XDP zero copy.
-WANT_FEATURES=basic,redirect,ndo-xmit,rx-sg,ndo-xmit-sg
+# (ndo-xmit-sg; xdp_frags.sh runs them), AF_XDP zero copy (xsk-zerocopy,
+# single-buffer: xdp-zc-max-segs 1; xdp_xsk.sh runs it).
+WANT_FEATURES=basic,redirect,ndo-xmit,xsk-zerocopy,rx-sg,ndo-xmit-sg
+WANT_ZC_SEGS=1
 xdp_features_are() {
 	local out
 	out=$(python3 "$NLDEV" "$IFX") || { echo "$out"; return 1; }
 	echo "$out"
-	echo "want: xdp-features $WANT_FEATURES, xdp-zc-max-segs 0"
+	echo "want: xdp-features $WANT_FEATURES, xdp-zc-max-segs $WANT_ZC_SEGS"
 	grep -qx "xdp-features $WANT_FEATURES" <<<"$out" &&
-		grep -qx "xdp-zc-max-segs 0" <<<"$out"
+		grep -qx "xdp-zc-max-segs $WANT_ZC_SEGS" <<<"$out"
 }
 if python3 "$NLDEV" "$IFX" >/dev/null 2>&1; then
 	check "netdev dev-get: xdp-features $WANT_FEATURES" xdp_features_are
