@@ -323,19 +323,35 @@ zc_msg() {
 }
 
 # 2048-byte chunks (1792 bytes for the frame after XDP_PACKET_HEADROOM)
-# cannot hold a frame of MTU 3000.
-small_chunk_bind() {
-	local rc=0
-	ip link set "$DUT" mtu 3000 || return 1
+# cannot hold a frame of MTU 3000. Newer kernels (Debian's 6.12.95 among
+# them) refuse that in the core before asking the driver (xp_assign_dev:
+# MTU + 26 above the frame size rounded down to 128 bytes), silently; the
+# driver refuses (and says so) what is smaller than MTU + 18. MTU 1770
+# tells them apart: the core refuses it (1796 > 1792), the driver takes it.
+# zc_bind_at MTU: a zero-copy bind of 2048-byte chunks at MTU, stderr of
+# xsk_tool in $VMX_TMP/xsk.err (the socket is closed at once).
+zc_bind_at() {
+	ip link set "$DUT" mtu "$1" || return 1
 	kmsg_mark
-	"$XSK" -m zc -f 2048 -t 1 "$DUT" 0 rx >/dev/null 2>"$VMX_TMP/xsk.err"
-	echo "xsk_tool exit status $?: $(cat "$VMX_TMP/xsk.err")"
+	"$XSK" -m zc -f 2048 -t 0 "$DUT" 0 rx >/dev/null 2>"$VMX_TMP/xsk.err"
+	echo "MTU $1, 2048-byte chunks: xsk_tool exit status $?: $(grep -v '^xsk: received' "$VMX_TMP/xsk.err")"
+}
+small_chunk_bind() {
+	local rc=0 core=0
+	zc_bind_at 1770 || return 1
+	grep -q "bind (zc): Invalid argument" "$VMX_TMP/xsk.err" && core=1
+	zc_bind_at 3000 || return 1
 	grep -q "bind (zc): Invalid argument" "$VMX_TMP/xsk.err" || { echo "want EINVAL"; rc=1; }
-	zc_msg || rc=1
+	if [ $core = 1 ]; then
+		echo "(the kernel core refuses both before the driver sees them: no driver message)"
+	else
+		zc_msg || rc=1
+	fi
 	ip link set "$DUT" mtu 1500
+	wait_carrier "$DUT" 10 >/dev/null
 	return $rc
 }
-check "zero-copy bind with 2048-byte chunks at MTU 3000 refused (EINVAL, kernel message)" small_chunk_bind
+check "zero-copy bind with 2048-byte chunks at MTU 3000 refused (EINVAL; the driver's message where the kernel core leaves it to the driver)" small_chunk_bind
 
 mtu_raise_bound() {
 	local rc=0 mtu
