@@ -270,6 +270,7 @@ check "ping works after the zero-copy sockets closed" ping_ok
 churn() {
 	local i flood=$VMX_TMP/flood.out rc=0 lost
 	rss_to 1 || return 1
+	snap "$DUT" >"$VMX_TMP/c0"
 	# not pexec: SIGINT must reach ping itself, not a subshell
 	ip netns exec "$PEER_NS" ping -i 0.02 -W 2 -w 600 "$DUT_IP" >"$flood" 2>&1 &
 	local fpid=$!
@@ -292,6 +293,9 @@ churn() {
 	kill -INT "$fpid"
 	wait "$fpid"
 	tail -n 2 "$flood"
+	snap "$DUT" >"$VMX_TMP/c1"
+	echo "interrupts meanwhile: queue 0 +$(sdelta "$VMX_TMP/c0" "$VMX_TMP/c1" "irq_$DUT-rxtx-0")," \
+		"queue 1 +$(sdelta "$VMX_TMP/c0" "$VMX_TMP/c1" "irq_$DUT-rxtx-1")"
 	lost=$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$flood")
 	read -r -a lost <<<"$lost"
 	[ ${#lost[@]} = 2 ] || { echo "no ping summary"; return 1; }
