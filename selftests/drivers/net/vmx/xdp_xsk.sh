@@ -294,8 +294,12 @@ churn() {
 	wait "$fpid"
 	tail -n 2 "$flood"
 	snap "$DUT" >"$VMX_TMP/c1"
-	echo "interrupts meanwhile: queue 0 +$(sdelta "$VMX_TMP/c0" "$VMX_TMP/c1" "irq_$DUT-rxtx-0")," \
-		"queue 1 +$(sdelta "$VMX_TMP/c0" "$VMX_TMP/c1" "irq_$DUT-rxtx-1")"
+	# where the requests came in: the echo requests (98 bytes) fit one
+	# RX data ring entry where the device has the ring
+	echo "RX data ring frames meanwhile: queue 0 +$(sdelta "$VMX_TMP/c0" "$VMX_TMP/c1" rx0_data_ring)," \
+		"queue 1 +$(sdelta "$VMX_TMP/c0" "$VMX_TMP/c1" rx1_data_ring)"
+	[ $STEER = 0 ] || ethtool -x "$DUT" | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) q[$i]++ }
+		END { for (k in q) printf "RSS table: %d entries to queue %s\n", q[k], k }'
 	lost=$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$flood")
 	read -r -a lost <<<"$lost"
 	[ ${#lost[@]} = 2 ] || { echo "no ping summary"; return 1; }
