@@ -27,7 +27,7 @@ XDP_PORT_UNKNOWN_ACT=7786
 # Kernel log lines that fail a test besides lib.sh's VMX_DMESG_BAD.
 XDP_DMESG_BAD='page_pool.*(stalled|inflight|leak)|pool shutdown|xdp.*(warn|fail)'
 
-# xdp_build: build the programs and xsk_rx if missing or stale.
+# xdp_build: build the programs and xsk_tool if missing or stale.
 xdp_build() {
 	command -v clang >/dev/null || { echo "clang not installed"; return 1; }
 	make -s -C "$XDP_PROGS" 2>&1

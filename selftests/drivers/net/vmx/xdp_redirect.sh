@@ -167,9 +167,9 @@ xsk_rx() {
 	fi
 	xdp_attach "$DUT" xdp_redirect_xsk || return 1
 	xdp_native "$DUT" xdp_redirect_xsk || return 1
-	"$XDP_PROGS/xsk_rx" "$DUT" 0 $n 20 >"$VMX_TMP/xsk.out" 2>"$VMX_TMP/xsk.err" &
+	"$XDP_PROGS/xsk_tool" -n $n "$DUT" 0 rx >"$VMX_TMP/xsk.out" 2>"$VMX_TMP/xsk.err" &
 	pid=$!
-	if ! wait_for 15 grep -q "ready" "$VMX_TMP/xsk.err"; then
+	if ! wait_for 15 grep -q "xsk: ready" "$VMX_TMP/xsk.err"; then
 		kill "$pid"; wait "$pid"; cat "$VMX_TMP/xsk.err"; return 1
 	fi
 	snap "$DUT" >"$VMX_TMP/x0"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * UDP to PORT_XSK: redirect to the AF_XDP socket of the receiving queue
- * (xsks[rx_queue_index], filled by xsk_rx); without a socket there the
+ * (xsks[rx_queue_index], filled by xsk_tool); without a socket there the
  * frame goes to the stack.
  */
 #include "xdp_common.h"

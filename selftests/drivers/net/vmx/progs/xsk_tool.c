@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xsk_tool - the AF_XDP socket of the vmx selftests.
+ *
+ * Usage: xsk_tool [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS]
+ *                 IFNAME QUEUE rx|tx|fwd
+ *
+ *   -m  bind mode: copy (XDP_COPY, default) or zc (XDP_ZEROCOPY)
+ *   -w  need_wakeup (XDP_USE_NEED_WAKEUP): on (default) or off
+ *   -f  UMEM chunk (frame) size, default 4096
+ *   -n  frames to receive (rx), to forward (fwd); 0: until SECS or a signal
+ *   -t  give up after SECS seconds (default 20)
+ *
+ * rx   print each frame received as "<len> <hex bytes>" on stdout;
+ *      "xsk: received N" on stderr at the end
+ * tx   send the frames given on stdin, one per line as "<hex>" or
+ *      "<len> <hex>", wait for their completions; "xsk: sent N completed N"
+ * fwd  l2fwd: swap the MACs of every frame received and send it back out
+ *      of the same socket; "xsk: received N forwarded N completed N"
+ *
+ * rx and fwd put the socket into the XSKMAP of the driver-mode XDP program
+ * already attached to IFNAME, at key QUEUE (no program is loaded here:
+ * the tests attach progs/xdp_redirect_xsk.o). Once bound (and in the map)
+ * the tool prints "xsk: ready (zero-copy|copy, need_wakeup on|off)" on
+ * stderr, read back from the socket (XDP_OPTIONS). SIGINT/SIGTERM end it
+ * early with the summary line. A socket error (the device went away:
+ * ENETDOWN) ends it with "xsk: socket error: ...".
+ *
+ * With need_wakeup on, the driver is kicked (recvfrom/sendto) only when it
+ * asks for it through the ring flags; with it off, RX is never kicked and
+ * TX is kicked after every batch.
+ *
+ * Exit status: 0 when COUNT frames were received/forwarded (tx: every
+ * frame completed), 1 when fewer, 2 on a setup error (e.g. the bind was
+ * refused: "xsk: bind (zc): <error>"), 3 on a socket error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#define RING_SIZE	XSK_RING_PROD__DEFAULT_NUM_DESCS
+/* the first RING_SIZE chunks go to the fill ring, the rest to tx */
+#define NUM_FRAMES	(2 * RING_SIZE)
+#define BATCH		64
+
+static struct xsk_ring_prod fq, tx;
+static struct xsk_ring_cons cq, rx;
+static struct xsk_socket *xsk;
+static void *area;
+static unsigned int chunk = XSK_UMEM__DEFAULT_FRAME_SIZE;
+static int wakeup = 1;
+static volatile sig_atomic_t stop;
+static int sockerr;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int die(const char *what, int err)
+{
+	fprintf(stderr, "xsk: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	return 2;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* fd of the XSKMAP used by the driver-mode program on @ifindex */
+static int find_xskmap(int ifindex)
+{
+	struct bpf_prog_info pinfo = {};
+	__u32 len = sizeof(pinfo), ids[16], i, prog_id = 0;
+	int pfd, mfd, err;
+
+	err = bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, &prog_id);
+	if (err || !prog_id) {
+		fprintf(stderr, "xsk: no driver-mode XDP program on ifindex %d\n",
+			ifindex);
+		return -1;
+	}
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return -1;
+	pinfo.nr_map_ids = 16;
+	pinfo.map_ids = (__u64)(unsigned long)ids;
+	err = bpf_obj_get_info_by_fd(pfd, &pinfo, &len);
+	close(pfd);
+	if (err)
+		return -1;
+	for (i = 0; i < pinfo.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info minfo = {};
+		__u32 mlen = sizeof(minfo);
+
+		mfd = bpf_map_get_fd_by_id(ids[i]);
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &minfo, &mlen) &&
+		    minfo.type == BPF_MAP_TYPE_XSKMAP)
+			return mfd;
+		close(mfd);
+	}
+	fprintf(stderr, "xsk: program %u has no XSKMAP\n", prog_id);
+	return -1;
+}
+
+/* the socket's error (ENETDOWN once the device is gone), or 0; kept,
+ * since reading SO_ERROR clears it */
+static int sock_error(void)
+{
+	socklen_t len = sizeof(sockerr);
+
+	if (!sockerr &&
+	    getsockopt(xsk_socket__fd(xsk), SOL_SOCKET, SO_ERROR, &sockerr, &len))
+		sockerr = errno;
+	return sockerr;
+}
+
+/* wait for RX (up to 100 ms), kicking the driver when it asks to */
+static void rx_wait(void)
+{
+	struct pollfd pfd = { .fd = xsk_socket__fd(xsk), .events = POLLIN };
+
+	if (wakeup && xsk_ring_prod__needs_wakeup(&fq))
+		recvfrom(pfd.fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	poll(&pfd, 1, 100);
+}
+
+static void tx_kick(void)
+{
+	if (!wakeup || xsk_ring_prod__needs_wakeup(&tx))
+		sendto(xsk_socket__fd(xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+}
+
+/* give chunks back to the fill ring (all or nothing: it has room for all) */
+static void refill(const __u64 *addrs, unsigned int n)
+{
+	unsigned int i, idx;
+
+	while (xsk_ring_prod__reserve(&fq, n, &idx) != n)
+		;
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&fq, idx + i) = addrs[i];
+	xsk_ring_prod__submit(&fq, n);
+}
+
+/* completed TX chunks; fwd gives them back to the fill ring */
+static unsigned int reap(int to_fill)
+{
+	__u64 addrs[BATCH];
+	unsigned int n, i, idx;
+
+	n = xsk_ring_cons__peek(&cq, BATCH, &idx);
+	for (i = 0; i < n; i++)
+		addrs[i] = *xsk_ring_cons__comp_addr(&cq, idx + i);
+	xsk_ring_cons__release(&cq, n);
+	if (to_fill && n)
+		refill(addrs, n);
+	return n;
+}
+
+static int do_rx(unsigned int count, double end)
+{
+	unsigned int got = 0, n, i, j, idx;
+	__u64 addrs[BATCH];
+
+	while (!stop && (!count || got < count) && now() < end) {
+		n = xsk_ring_cons__peek(&rx, BATCH, &idx);
+		if (!n) {
+			if (sock_error())
+				break;
+			rx_wait();
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&rx, idx + i);
+			const unsigned char *p = xsk_umem__get_data(area, d->addr);
+
+			printf("%u ", d->len);
+			for (j = 0; j < d->len; j++)
+				printf("%02x", p[j]);
+			printf("\n");
+			addrs[i] = xsk_umem__extract_addr(d->addr);
+		}
+		xsk_ring_cons__release(&rx, n);
+		refill(addrs, n);
+		got += n;
+	}
+	fflush(stdout);
+	fprintf(stderr, "xsk: received %u\n", got);
+	return got >= count ? 0 : 1;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* the last word of @line as bytes into @out; length, or -1 */
+static int parse_hex(char *line, unsigned char *out, unsigned int max)
+{
+	char *w = NULL, *t, *save = NULL;
+	unsigned int n = 0;
+
+	for (t = strtok_r(line, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save))
+		w = t;
+	if (!w || strlen(w) % 2 || strlen(w) / 2 > max)
+		return -1;
+	for (; *w; w += 2) {
+		int hi = hexval(w[0]), lo = hexval(w[1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[n++] = hi << 4 | lo;
+	}
+	return n;
+}
+
+static int do_tx(double end)
+{
+	static char line[65536];
+	unsigned int sent = 0, done = 0, idx;
+	int len;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		__u64 addr = (__u64)(RING_SIZE + sent) * chunk;
+
+		if (sent == RING_SIZE) {
+			fprintf(stderr, "xsk: more than %u frames on stdin\n", RING_SIZE);
+			return 2;
+		}
+		len = parse_hex(line, xsk_umem__get_data(area, addr), chunk);
+		if (len < 0) {
+			fprintf(stderr, "xsk: bad frame line %u on stdin\n", sent + 1);
+			return 2;
+		}
+		if (!len)
+			continue;
+		while (xsk_ring_prod__reserve(&tx, 1, &idx) != 1) {
+			tx_kick();
+			done += reap(0);
+		}
+		xsk_ring_prod__tx_desc(&tx, idx)->addr = addr;
+		xsk_ring_prod__tx_desc(&tx, idx)->len = len;
+		xsk_ring_prod__submit(&tx, 1);
+		sent++;
+		if (sent % BATCH == 0)
+			tx_kick();
+	}
+	while (!stop && done < sent && now() < end) {
+		tx_kick();
+		done += reap(0);
+		if (done < sent) {
+			if (sock_error())
+				break;
+			poll(NULL, 0, 10);
+		}
+	}
+	fprintf(stderr, "xsk: sent %u completed %u\n", sent, done);
+	return done == sent ? 0 : 1;
+}
+
+static int do_fwd(unsigned int count, double end)
+{
+	unsigned int got = 0, done = 0, n, i, ridx, tidx;
+
+	while (!stop && (!count || done < count) && now() < end) {
+		done += reap(1);
+		n = xsk_ring_cons__peek(&rx, BATCH, &ridx);
+		if (!n) {
+			if (sock_error())
+				break;
+			if (got > done)
+				tx_kick();
+			rx_wait();
+			continue;
+		}
+		while (xsk_ring_prod__reserve(&tx, n, &tidx) != n) {
+			tx_kick();
+			done += reap(1);
+		}
+		for (i = 0; i < n; i++) {
+			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&rx, ridx + i);
+			struct xdp_desc *t = xsk_ring_prod__tx_desc(&tx, tidx + i);
+			unsigned char *p = xsk_umem__get_data(area, d->addr), mac[6];
+
+			memcpy(mac, p, 6);
+			memcpy(p, p + 6, 6);
+			memcpy(p + 6, mac, 6);
+			t->addr = d->addr;
+			t->len = d->len;
+		}
+		xsk_ring_prod__submit(&tx, n);
+		xsk_ring_cons__release(&rx, n);
+		got += n;
+		tx_kick();
+	}
+	/* what is on the TX ring still completes */
+	while (!stop && done < got && now() < end) {
+		tx_kick();
+		done += reap(1);
+		if (done < got)
+			poll(NULL, 0, 10);
+	}
+	fprintf(stderr, "xsk: received %u forwarded %u completed %u\n", got, got, done);
+	return done >= count && done == got ? 0 : 1;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] IFNAME QUEUE rx|tx|fwd\n",
+		prog);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct xsk_socket_config cfg = {
+		.rx_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+		.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = XDP_FLAGS_DRV_MODE,
+	};
+	struct xsk_umem_config ucfg = {
+		.fill_size = RING_SIZE,
+		.comp_size = XSK_RING_CONS__DEFAULT_NUM_DESCS,
+		.frame_headroom = XSK_UMEM__DEFAULT_FRAME_HEADROOM,
+	};
+	struct xdp_options opts = {};
+	socklen_t olen = sizeof(opts);
+	unsigned int count = 0, queue, i, idx;
+	const char *action, *mode = "copy";
+	struct xsk_umem *umem;
+	double secs = 20;
+	int ifindex, mapfd = -1, zc = 0, c, err, rc;
+	char what[64];
+
+	while ((c = getopt(argc, argv, "m:w:f:n:t:")) != -1) {
+		switch (c) {
+		case 'm':
+			if (strcmp(optarg, "zc") && strcmp(optarg, "copy"))
+				usage(argv[0]);
+			zc = !strcmp(optarg, "zc");
+			mode = optarg;
+			break;
+		case 'w':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				usage(argv[0]);
+			wakeup = !strcmp(optarg, "on");
+			break;
+		case 'f':
+			chunk = atoi(optarg);
+			break;
+		case 'n':
+			count = atoi(optarg);
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (argc - optind != 3)
+		usage(argv[0]);
+	action = argv[optind + 2];
+	if (strcmp(action, "rx") && strcmp(action, "tx") && strcmp(action, "fwd"))
+		usage(argv[0]);
+	ifindex = if_nametoindex(argv[optind]);
+	if (!ifindex)
+		return die(argv[optind], errno);
+	queue = atoi(argv[optind + 1]);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	if (strcmp(action, "tx")) {
+		mapfd = find_xskmap(ifindex);
+		if (mapfd < 0)
+			return 2;
+	}
+	area = mmap(NULL, (size_t)NUM_FRAMES * chunk, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return die("mmap", errno);
+	ucfg.frame_size = chunk;
+	err = xsk_umem__create(&umem, area, (__u64)NUM_FRAMES * chunk, &fq, &cq, &ucfg);
+	if (err)
+		return die("xsk_umem__create", err);
+	cfg.bind_flags = (zc ? XDP_ZEROCOPY : XDP_COPY) |
+			 (wakeup ? XDP_USE_NEED_WAKEUP : 0);
+	snprintf(what, sizeof(what), "bind (%s)", mode);
+	err = xsk_socket__create(&xsk, argv[optind], queue, umem,
+				 strcmp(action, "tx") ? &rx : NULL, &tx, &cfg);
+	if (err)
+		return die(what, err);
+
+	/* after the bind: the driver starts with an empty fill ring */
+	if (xsk_ring_prod__reserve(&fq, RING_SIZE, &idx) != RING_SIZE)
+		return die("fill ring reserve", EINVAL);
+	for (i = 0; i < RING_SIZE; i++)
+		*xsk_ring_prod__fill_addr(&fq, idx + i) = (__u64)i * chunk;
+	xsk_ring_prod__submit(&fq, RING_SIZE);
+
+	if (mapfd >= 0) {
+		err = xsk_socket__update_xskmap(xsk, mapfd);
+		if (err)
+			return die("xsk_socket__update_xskmap", err);
+	}
+	if (getsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_OPTIONS, &opts, &olen))
+		return die("getsockopt XDP_OPTIONS", errno);
+	fprintf(stderr, "xsk: ready (%s, need_wakeup %s)\n",
+		opts.flags & XDP_OPTIONS_ZEROCOPY ? "zero-copy" : "copy",
+		wakeup ? "on" : "off");
+
+	if (!strcmp(action, "rx"))
+		rc = do_rx(count, now() + secs);
+	else if (!strcmp(action, "tx"))
+		rc = do_tx(now() + secs);
+	else
+		rc = do_fwd(count, now() + secs);
+	err = sock_error();
+	if (err) {
+		fprintf(stderr, "xsk: socket error: %s\n", strerror(err));
+		rc = 3;
+	}
+	xsk_socket__delete(xsk);
+	xsk_umem__delete(umem);
+	return rc;
+}
