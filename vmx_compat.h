@@ -82,6 +82,20 @@
 #else
 #define vmx_xsk_sync_for_cpu(xdp, pool)	xsk_buff_dma_sync_for_cpu(xdp, pool)
 #endif
+/*
+ * An skb from a multi-buffer xdp_buff: 6.18 replaced the pfmemalloc bool of
+ * xdp_update_skb_shared_info() by the buffer's flags (built and tested on
+ * 6.1, 6.12 and 7.3; the boundary is taken from the kernel's history).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+#define vmx_xdp_skb_flags(xdp)		xdp_buff_get_skb_flags(xdp)
+#define vmx_xdp_update_skb(skb, n, size, truesize, flags) \
+	xdp_update_skb_frags_info(skb, n, size, truesize, flags)
+#else
+#define vmx_xdp_skb_flags(xdp)		((u32)xdp_buff_is_frag_pfmemalloc(xdp))
+#define vmx_xdp_update_skb(skb, n, size, truesize, flags) \
+	xdp_update_skb_shared_info(skb, n, size, truesize, !!(flags))
+#endif
 /* XDP RX metadata kfuncs: hash with its type (6.4), VLAN tag (6.8) */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
 #define VMX_HAVE_XDP_META 1

@@ -772,7 +772,7 @@ static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
 	u32 act, meta, nfrags = 0, fsize = 0;
 	struct skb_shared_info *sh;
 	struct sk_buff *skb;
-	bool pfmemalloc = false;
+	u32 xflags = 0;
 
 	xb->eop = eop;
 	vmx_rx_count(rxq, xdp_get_buff_len(xdp));
@@ -784,7 +784,7 @@ static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
 		sh = xdp_get_shared_info_from_buff(xdp);
 		nfrags = sh->nr_frags;
 		fsize = sh->xdp_frags_size;
-		pfmemalloc = xdp_buff_is_frag_pfmemalloc(xdp);
+		xflags = vmx_xdp_skb_flags(xdp);
 	}
 	meta = xdp->data - xdp->data_meta;
 	skb = napi_build_skb(xdp->data_hard_start, xdp->frame_sz);
@@ -799,8 +799,8 @@ static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
 	if (meta)
 		skb_metadata_set(skb, meta);
 	if (nfrags)
-		xdp_update_skb_shared_info(skb, nfrags, fsize,
-					   nfrags * PAGE_SIZE, pfmemalloc);
+		vmx_xdp_update_skb(skb, nfrags, fsize, nfrags * PAGE_SIZE,
+				   xflags);
 	return skb;
 }
 
