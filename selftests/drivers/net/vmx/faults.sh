@@ -32,10 +32,12 @@
 # lockdep/DMA-API) appeared since the run started.
 #
 # Data paths, probability 100 while a load runs, then off:
-#   rxrefill  fail_page_alloc while the peer floods UDP to a socket on the
+#   rxrefill  fail_page_alloc, aimed at the page_pool's page allocations
+#             only (__page_pool_alloc_pages_slow on the stack; skb heads
+#             must not fail), while the peer floods UDP to a socket on the
 #             DUT that never reads (it holds the RX pages, so the page_pool
 #             must go to the page allocator) until RX queue 0 is empty and
-#             dead; then the injection stops and the queue must come back
+#             dead (no frame, dev_rx_nobuf and rx-alloc-fail growing); then the injection stops and the queue must come back
 #             on its own: frames arrive again while the DUT transmits
 #             nothing (tx_packets unchanged: no TX-completion interrupt
 #             could have restarted it), queue 0's rx-alloc-fail (qstats)
@@ -442,19 +444,26 @@ rx0_alloc_fail() {
 	nl_qstats queue "$DUT" | awk '$1 == "rx" && $2 == 0 && $3 == "rx-alloc-fail" { v = $4 } END { print v + 0 }'
 }
 _rx_moved() { [ "$(stat_of "$DUT" rx_packets)" != "$1" ]; }
-# _rx_dead NOBUF0: no frame for a whole second while the flood runs, and
+# _rx_dead NOBUF0 FAIL0: no frame for a whole second while the flood runs,
 # the device dropped frames for want of buffers (dev_rx_nobuf above
-# NOBUF0): a pause of the sender alone is not a dead ring.
+# NOBUF0) and the refill failed (queue 0's rx-alloc-fail above FAIL0): a
+# pause of the sender, or frames dropped for want of an skb, is not a
+# dead ring.
 _rx_dead() {
 	local a b
 	a=$(stat_of "$DUT" rx_packets); sleep 1; b=$(stat_of "$DUT" rx_packets)
-	[ "$a" = "$b" ] && [ "$(estat "$DUT" dev_rx_nobuf)" -gt "$1" ]
+	[ "$a" = "$b" ] && [ "$(estat "$DUT" dev_rx_nobuf)" -gt "$1" ] &&
+		[ "$(rx0_alloc_fail)" -gt "$2" ]
 }
 path_rxrefill() {
 	local sink flood f0 f1 tx0 rx0 nb0 rc=0
 	have_qstats || { echo "no qstats-get in $(uname -r): rx-alloc-fail unreadable"; return 1; }
-	# every page allocation of vmx, whatever VMX_FAULT_WITHIN aims the sweeps at
-	fi_arm "" > /dev/null || return 1
+	# only the page_pool's page allocations fail: with every allocation
+	# under vmx's code failing, the skb heads (slab pages) failed too, the
+	# frames were dropped and their pages recycled into the ring, which
+	# never ran dry (rx_packets stalled, rx-alloc-fail stayed 0, and a
+	# driver that never retries the refill passed)
+	fi_arm __page_pool_alloc_pages_slow > /dev/null || return 1
 	sysctl -qw net.core.rmem_max=268435456
 	# nothing on the DUT may transmit: no neighbour lookups, no IPv6
 	pexec ip neigh replace "$DUT_IP" lladdr "$(mac_of "$DUT")" dev "$PEER" nud permanent
@@ -480,7 +489,7 @@ while True:
 	flood=$BG_PID
 	wait_for 20 _rx_moved "$(stat_of "$DUT" rx_packets)" || { echo "the flood does not reach $DUT"; rc=1; }
 	fi_on fail_page_alloc
-	if [ $rc = 0 ] && ! wait_for 300 _rx_dead "$nb0"; then
+	if [ $rc = 0 ] && ! wait_for 300 _rx_dead "$nb0" "$f0"; then
 		echo "RX queue 0 never ran dry: rx-alloc-fail (queue 0) $f0 -> $(rx0_alloc_fail), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
 		rc=1
 	fi
