@@ -272,7 +272,15 @@ fi_sweep() {
 			fi
 			echo "n=$n: went through ($s1)"
 		fi
-		queues_consistent > "$VMX_TMP/qc.out" || why+=" $(cat "$VMX_TMP/qc.out");"
+		if ! queues_consistent > "$VMX_TMP/qc.out"; then
+			why+=" $(cat "$VMX_TMP/qc.out");"
+			# traffic now may crash the kernel (a TX queue without
+			# a ring, issue 11 item 4): say so first, then repair
+			# (the operation without a fault, and the undo)
+			echo "n=$n: BAD: $(cat "$VMX_TMP/qc.out")"
+			echo "vmx-faults: $path n=$n bad: $(cat "$VMX_TMP/qc.out")" > /dev/kmsg
+			{ "$@" && "$undo"; } > /dev/null 2>&1
+		fi
 		if [ $rc = 0 ]; then
 			"$undo" > "$VMX_TMP/undo.out" 2>&1 || why+=" undo failed: $(tail -n 1 "$VMX_TMP/undo.out");"
 		fi
