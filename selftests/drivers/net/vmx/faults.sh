@@ -32,10 +32,12 @@
 # lockdep/DMA-API) appeared since the run started.
 #
 # Data paths, probability 100 while a load runs, then off:
-#   rxrefill  fail_page_alloc while the peer floods UDP to a socket on the
+#   rxrefill  fail_page_alloc, aimed at the page_pool's page allocations
+#             only (__page_pool_alloc_pages_slow on the stack; skb heads
+#             must not fail), while the peer floods UDP to a socket on the
 #             DUT that never reads (it holds the RX pages, so the page_pool
 #             must go to the page allocator) until RX queue 0 is empty and
-#             dead; then the injection stops and the queue must come back
+#             dead (no frame, dev_rx_nobuf and rx-alloc-fail growing); then the injection stops and the queue must come back
 #             on its own: frames arrive again while the DUT transmits
 #             nothing (tx_packets unchanged: no TX-completion interrupt
 #             could have restarted it), queue 0's rx-alloc-fail (qstats)
@@ -54,9 +56,18 @@
 #
 # Environment: VMX_FAULTS (paths to run, default all above), VMX_FAULT_MAX
 # (highest n tried per path, default 400: a path with more allocation
-# points is cut there and says so), VMX_FAULT_FROM (first n, default 1: a
-# failure seen at n is reproduced by starting there), VMX_FAULT_VERBOSE (the attrs' verbose:
-# 1 one line per fault, 2 with a stack trace).
+# points is cut there and says so), VMX_FAULT_FROM (first n, default 1; a
+# window that starts past the path's last allocation point fails: it
+# tested nothing), VMX_FAULT_VERBOSE (the attrs' verbose: 1 one line per
+# fault, 2 with a stack trace), VMX_FAULT_WITHIN (a kernel function, e.g.
+# netif_set_real_num_rx_queues: only allocations with it on the stack
+# count and fail, instead of all with vmx's code on the stack).
+# On the debug kernel n does not name the same allocation on every run:
+# the kernel's own debug allocations made with vmx's code on the stack
+# shift the count by tens (one ethtool -L combined 1 -> 2 counted 880 to
+# 990 of them, run to run), so a point deep in a path is aimed at with
+# VMX_FAULT_WITHIN, whose count stays small (about 20 allocations in
+# netif_set_real_num_rx_queues adding one RX queue).
 # Topology: tools/vm.sh --kernel debug --nic vmxnet3 --nic vmxnet3 --nic virtio
 # vmx-timeout: 3600
 # vmx-expects-log: FAULT_INJECTION|page allocation failure|Call Trace|cannot allocate or DMA-map the rings|MTU [0-9]+ not applied|RX rings reduced|keeping the XDP buffer layout|probe with driver vmx failed
@@ -108,11 +119,26 @@ vmx_text_range() {
 	printf '%#x %#x\n' "$lo" "$hi"
 }
 
-# fi_arm: both attrs aimed at vmx's code, probability 0 (only fail-nth
-# or an explicit fi_on injects).
+# ksym_range NAME: "START END" of the kernel function NAME (END: where
+# the next symbol starts), from /proc/kallsyms (address order).
+ksym_range() {
+	awk -v n="$1" 'f { printf "0x%s 0x%s\n", s, $1; found = 1; exit }
+		$3 == n && $2 ~ /^[Tt]$/ && $1 !~ /^0+$/ { f = 1; s = $1 }
+		END { if (!found) exit 1 }' /proc/kallsyms
+}
+
+# fi_arm [FUNC]: both attrs aimed at vmx's code, or at kernel function
+# FUNC (default VMX_FAULT_WITHIN; "" for vmx's code), probability 0 (only
+# fail-nth or an explicit fi_on injects).
 fi_arm() {
-	local a r
-	read -r -a r <<<"$(vmx_text_range)"
+	local a r what="vmx code" within=${1-${VMX_FAULT_WITHIN:-}}
+	if [ -n "$within" ]; then
+		read -r -a r <<<"$(ksym_range "$within")"
+		[ ${#r[@]} = 2 ] || { echo "no kernel function $within in /proc/kallsyms"; return 1; }
+		what="$within on the stack"
+	else
+		read -r -a r <<<"$(vmx_text_range)"
+	fi
 	[ ${#r[@]} = 2 ] || return 1
 	for a in $FI_ATTRS; do
 		fi_set $a probability 0 && fi_set $a interval 1 && fi_set $a space 0 &&
@@ -124,7 +150,7 @@ fi_arm() {
 	done
 	fi_set fail_page_alloc min-order 0 && fi_set fail_page_alloc ignore-gfp-highmem N &&
 		fi_set failslab cache-filter N || return 1
-	echo "failslab, fail_page_alloc: require ${r[0]}..${r[1]} (vmx code), ignore-gfp-wait N, min-order 0"
+	echo "failslab, fail_page_alloc: require ${r[0]}..${r[1]} ($what), ignore-gfp-wait N, min-order 0"
 }
 
 # fi_on ATTR... / fi_off: every allocation from vmx code fails (probability
@@ -222,6 +248,10 @@ fi_sweep() {
 				echo "n=$n: no fault injected, yet exit $rc: $(tail -n 2 "$VMX_TMP/fi.out")"
 				bad=$((bad + 1))
 			fi
+			if [ "$n" = "$FI_FROM" ] && [ "$FI_FROM" -gt 1 ]; then
+				echo "n=$n: no fault injected at the window's first n (VMX_FAULT_FROM past the path's end): nothing tested"
+				bad=$((bad + 1))
+			fi
 			"$undo" > /dev/null 2>&1
 			break
 		fi
@@ -242,7 +272,15 @@ fi_sweep() {
 			fi
 			echo "n=$n: went through ($s1)"
 		fi
-		queues_consistent > "$VMX_TMP/qc.out" || why+=" $(cat "$VMX_TMP/qc.out");"
+		if ! queues_consistent > "$VMX_TMP/qc.out"; then
+			why+=" $(cat "$VMX_TMP/qc.out");"
+			# traffic now may crash the kernel (a TX queue without
+			# a ring, issue 11 item 4): say so first, then repair
+			# (the operation without a fault, and the undo)
+			echo "n=$n: BAD: $(cat "$VMX_TMP/qc.out")"
+			echo "vmx-faults: $path n=$n bad: $(cat "$VMX_TMP/qc.out")" > /dev/kmsg
+			{ "$@" && "$undo"; } > /dev/null 2>&1
+		fi
 		if [ $rc = 0 ]; then
 			"$undo" > "$VMX_TMP/undo.out" 2>&1 || why+=" undo failed: $(tail -n 1 "$VMX_TMP/undo.out");"
 		fi
@@ -414,17 +452,26 @@ rx0_alloc_fail() {
 	nl_qstats queue "$DUT" | awk '$1 == "rx" && $2 == 0 && $3 == "rx-alloc-fail" { v = $4 } END { print v + 0 }'
 }
 _rx_moved() { [ "$(stat_of "$DUT" rx_packets)" != "$1" ]; }
-# _rx_dead NOBUF0: no frame for a whole second while the flood runs, and
+# _rx_dead NOBUF0 FAIL0: no frame for a whole second while the flood runs,
 # the device dropped frames for want of buffers (dev_rx_nobuf above
-# NOBUF0): a pause of the sender alone is not a dead ring.
+# NOBUF0) and the refill failed (queue 0's rx-alloc-fail above FAIL0): a
+# pause of the sender, or frames dropped for want of an skb, is not a
+# dead ring.
 _rx_dead() {
 	local a b
 	a=$(stat_of "$DUT" rx_packets); sleep 1; b=$(stat_of "$DUT" rx_packets)
-	[ "$a" = "$b" ] && [ "$(estat "$DUT" dev_rx_nobuf)" -gt "$1" ]
+	[ "$a" = "$b" ] && [ "$(estat "$DUT" dev_rx_nobuf)" -gt "$1" ] &&
+		[ "$(rx0_alloc_fail)" -gt "$2" ]
 }
 path_rxrefill() {
 	local sink flood f0 f1 tx0 rx0 nb0 rc=0
 	have_qstats || { echo "no qstats-get in $(uname -r): rx-alloc-fail unreadable"; return 1; }
+	# only the page_pool's page allocations fail: with every allocation
+	# under vmx's code failing, the skb heads (slab pages) failed too, the
+	# frames were dropped and their pages recycled into the ring, which
+	# never ran dry (rx_packets stalled, rx-alloc-fail stayed 0, and a
+	# driver that never retries the refill passed)
+	fi_arm __page_pool_alloc_pages_slow > /dev/null || return 1
 	sysctl -qw net.core.rmem_max=268435456
 	# nothing on the DUT may transmit: no neighbour lookups, no IPv6
 	pexec ip neigh replace "$DUT_IP" lladdr "$(mac_of "$DUT")" dev "$PEER" nud permanent
@@ -450,7 +497,7 @@ while True:
 	flood=$BG_PID
 	wait_for 20 _rx_moved "$(stat_of "$DUT" rx_packets)" || { echo "the flood does not reach $DUT"; rc=1; }
 	fi_on fail_page_alloc
-	if [ $rc = 0 ] && ! wait_for 300 _rx_dead "$nb0"; then
+	if [ $rc = 0 ] && ! wait_for 300 _rx_dead "$nb0" "$f0"; then
 		echo "RX queue 0 never ran dry: rx-alloc-fail (queue 0) $f0 -> $(rx0_alloc_fail), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
 		rc=1
 	fi
@@ -480,6 +527,7 @@ while True:
 	echo "rx-alloc-fail (queue 0) $f0 -> $f1"
 	[ "$f1" -gt "$f0" ] || { echo "rx-alloc-fail of queue 0 did not grow"; rc=1; }
 	dut_ping -c 5 -i 0.2 "$PEER_IP" || rc=1
+	fi_arm > /dev/null || rc=1
 	return $rc
 }
 
@@ -492,9 +540,11 @@ path_txlin() {
 	local d0 d1 l0 l1 rc=0 rpid
 	d0=$(estat "$DUT" 'tx[0-9]+_drop')
 	l0=$(estat "$DUT" 'tx[0-9]+_linearize')
+	fi_arm "" > /dev/null || return 1
 	fi_on failslab fail_page_alloc
 	python3 "$TXF" send "$PEER_IP" $TXLIN_PORT 20 17 > "$VMX_TMP/txf.out" 2>&1
 	fi_off
+	fi_arm > /dev/null || rc=1
 	d1=$(estat "$DUT" 'tx[0-9]+_drop')
 	l1=$(estat "$DUT" 'tx[0-9]+_linearize')
 	echo "with faults: 20 datagrams of 17 fragments: txN_drop +$((d1 - d0)), txN_linearize +$((l1 - l0))"
