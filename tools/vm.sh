@@ -13,6 +13,9 @@
 #                   tools/kernels/build.sh (make kernels); it is never
 #                   built here. The guest sees its modules at
 #                   /lib/modules/$(uname -r) (a link to the cache).
+#                   "newest" is the newest kernel Debian ships as source
+#                   (7.x, non-debug), cached by tools/kernels/newest.sh,
+#                   booted the same way.
 #   --nic TYPE      vmxnet3 | vmxnet3t[:PROP=VAL,...] | virtio; repeatable, in
 #                   PCI order. All these NICs join one QEMU hub (hubid 0): a
 #                   private wire inside the guest. vmxnet3t is the project's
@@ -200,6 +203,13 @@ INITRD_NAME=
 if [ "$KERNEL" = debug ]; then
 	kdir=$("$TOOLS_DIR/kernels/build.sh" --cached) ||
 		fatal "the debug kernel is not built: run make kernels (tools/kernels/build.sh)"
+	KVER=$(cat "$kdir/kver")
+	VMLINUZ=$kdir/bzImage
+	MODROOT=$kdir/modules
+	INITRD_NAME=${kdir##*/}
+elif [ "$KERNEL" = newest ]; then
+	kdir=$("$TOOLS_DIR/kernels/newest.sh" --cached) ||
+		fatal "the newest kernel is not built: run tools/kernels/newest.sh"
 	KVER=$(cat "$kdir/kver")
 	VMLINUZ=$kdir/bzImage
 	MODROOT=$kdir/modules
