@@ -285,6 +285,7 @@ churn() {
 		echo "bind/close $i done"
 		# the flood goes on after each close
 		local r0
+		# shellcheck disable=SC2034 # read by the eval'd condition
 		r0=$(grep -c 'bytes from' "$flood")
 		wait_for 10 eval '[ "$(grep -c "bytes from" "$flood")" -gt "$r0" ]' ||
 			{ echo "no echo reply for 10 s after close $i"; rc=1; }
