@@ -416,6 +416,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		    struct netlink_ext_ack *extack);
 void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
 bool vmx_qset_shrink(struct vmx_qset *qs);
+u32 vmx_xdp_queues(const struct vmx_priv *vp, u32 nq);
 
 /* vmx_rx.c */
 int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,

@@ -1010,6 +1010,18 @@ static void vmx_qset_free_live(struct vmx_priv *vp, struct vmx_qset *qs)
 		napi_schedule(&vp->qv[q].napi);
 }
 
+/**
+ * vmx_xdp_queues() - dedicated XDP TX queues the device has room for
+ * @vp: device
+ * @nq: stack queue pairs
+ *
+ * Return: one per channel where the device takes them, fewer otherwise.
+ */
+u32 vmx_xdp_queues(const struct vmx_priv *vp, u32 nq)
+{
+	return min(nq, vp->max_tx_queues - nq);
+}
+
 static int vmx_qset_alloc(struct vmx_priv *vp, struct vmx_qset *qs)
 {
 	u32 q;
@@ -1019,7 +1031,7 @@ static int vmx_qset_alloc(struct vmx_priv *vp, struct vmx_qset *qs)
 	 * Dedicated XDP TX queues wherever the device has room for them;
 	 * without room XDP shares the stack's queues under their lock.
 	 */
-	qs->nxdp = min(qs->nq, vp->max_tx_queues - qs->nq);
+	qs->nxdp = vmx_xdp_queues(vp, qs->nq);
 	qs->txq = kcalloc(qs->nq + qs->nxdp, sizeof(*qs->txq), GFP_KERNEL);
 	qs->rxq = kcalloc(qs->nq, sizeof(*qs->rxq), GFP_KERNEL);
 	if (!qs->txq || !qs->rxq) {

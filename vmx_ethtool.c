@@ -228,7 +228,7 @@ static int vmx_set_channels(struct net_device *nd, struct ethtool_channels *ch)
 	if (ch->combined_count == vp->qs.nq)
 		return 0;
 	want.nq = ch->combined_count;
-	if (vp->xsk_pools && vp->max_tx_queues < 2 * want.nq) {
+	if (vp->xsk_pools && vmx_xdp_queues(vp, want.nq) != want.nq) {
 		netdev_err(nd, "AF_XDP zero-copy needs an XDP TX queue per channel: at most %u channels while a pool is bound\n",
 			   vp->max_tx_queues / 2);
 		return -EOPNOTSUPP;

@@ -391,9 +391,22 @@ static int vmx_xdp_setup(struct vmx_priv *vp, struct bpf_prog *prog,
 /* ---- AF_XDP zero-copy ---- */
 
 /* The largest frame of @mtu the device may write into one buffer. */
-static u32 vmx_xsk_frame_need(u32 mtu)
+/*
+ * Do @pool's buffers (bound to channel @qid) hold a frame of @mtu? Logs
+ * the refusal; 0 or -EINVAL.
+ */
+static int vmx_xsk_pool_fits(struct vmx_priv *vp, struct xsk_buff_pool *pool,
+			     u32 qid, u32 mtu)
 {
-	return mtu + ETH_HLEN + VLAN_HLEN;
+	u32 fs = xsk_pool_get_rx_frame_size(pool);
+	u32 need = mtu + ETH_HLEN + VLAN_HLEN;
+
+	if (fs >= need)
+		return 0;
+	netdev_err(vp->netdev,
+		   "AF_XDP zero-copy on queue %u: buffers of %u bytes too small for MTU %u (needs %u)\n",
+		   qid, fs, mtu, need);
+	return -EINVAL;
 }
 
 /**
@@ -405,18 +418,15 @@ static u32 vmx_xsk_frame_need(u32 mtu)
  */
 int vmx_xsk_check_mtu(struct vmx_priv *vp, u32 mtu)
 {
-	u32 q, fs;
+	u32 q;
+	int err;
 
 	for (q = 0; q < ARRAY_SIZE(vp->xsk_pool) && vp->xsk_pools; q++) {
 		if (!vp->xsk_pool[q])
 			continue;
-		fs = xsk_pool_get_rx_frame_size(vp->xsk_pool[q]);
-		if (fs >= vmx_xsk_frame_need(mtu))
-			continue;
-		netdev_err(vp->netdev,
-			   "AF_XDP zero-copy on queue %u: buffers of %u bytes too small for MTU %u (needs %u)\n",
-			   q, fs, mtu, vmx_xsk_frame_need(mtu));
-		return -EINVAL;
+		err = vmx_xsk_pool_fits(vp, vp->xsk_pool[q], q, mtu);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -431,7 +441,6 @@ static int vmx_xsk_pool_setup(struct vmx_priv *vp, struct xsk_buff_pool *pool,
 	struct net_device *nd = vp->netdev;
 	struct xsk_buff_pool *old;
 	struct vmx_qset want;
-	u32 fs;
 	int err;
 
 	if (qid >= vp->qs.nq || qid >= ARRAY_SIZE(vp->xsk_pool)) {
@@ -443,15 +452,10 @@ static int vmx_xsk_pool_setup(struct vmx_priv *vp, struct xsk_buff_pool *pool,
 	if (pool) {
 		if (old)
 			return -EBUSY;
-		fs = xsk_pool_get_rx_frame_size(pool);
-		if (fs < vmx_xsk_frame_need(vp->qs.mtu)) {
-			netdev_err(nd,
-				   "AF_XDP zero-copy on queue %u: buffers of %u bytes too small for MTU %u (needs %u)\n",
-				   qid, fs, vp->qs.mtu,
-				   vmx_xsk_frame_need(vp->qs.mtu));
-			return -EINVAL;
-		}
-		if (min(vp->qs.nq, vp->max_tx_queues - vp->qs.nq) != vp->qs.nq) {
+		err = vmx_xsk_pool_fits(vp, pool, qid, vp->qs.mtu);
+		if (err)
+			return err;
+		if (vmx_xdp_queues(vp, vp->qs.nq) != vp->qs.nq) {
 			netdev_err(nd,
 				   "AF_XDP zero-copy needs an XDP TX queue per channel: the device takes %u TX queues, %u channels\n",
 				   vp->max_tx_queues, vp->qs.nq);

@@ -200,16 +200,12 @@ resolve_kernel() {
 MODROOT=
 # the initramfs cache's name: one per kernel build
 INITRD_NAME=
-if [ "$KERNEL" = debug ]; then
-	kdir=$("$TOOLS_DIR/kernels/build.sh" --cached) ||
-		fatal "the debug kernel is not built: run make kernels (tools/kernels/build.sh)"
-	KVER=$(cat "$kdir/kver")
-	VMLINUZ=$kdir/bzImage
-	MODROOT=$kdir/modules
-	INITRD_NAME=${kdir##*/}
-elif [ "$KERNEL" = newest ]; then
-	kdir=$("$TOOLS_DIR/kernels/newest.sh" --cached) ||
-		fatal "the newest kernel is not built: run tools/kernels/newest.sh"
+if [ "$KERNEL" = debug ] || [ "$KERNEL" = newest ]; then
+	# the kernels tools/kernels builds: cache dir from their script
+	kbuild=build.sh
+	[ "$KERNEL" = newest ] && kbuild=newest.sh
+	kdir=$("$TOOLS_DIR/kernels/$kbuild" --cached) ||
+		fatal "the $KERNEL kernel is not built: run tools/kernels/$kbuild"
 	KVER=$(cat "$kdir/kver")
 	VMLINUZ=$kdir/bzImage
 	MODROOT=$kdir/modules
