@@ -37,11 +37,15 @@
 #             must not fail), while the peer floods UDP to a socket on the
 #             DUT that never reads (it holds the RX pages, so the page_pool
 #             must go to the page allocator) until RX queue 0 is empty and
-#             dead (no frame, dev_rx_nobuf and rx-alloc-fail growing); then the injection stops and the queue must come back
-#             on its own: frames arrive again while the DUT transmits
-#             nothing (tx_packets unchanged: no TX-completion interrupt
-#             could have restarted it), queue 0's rx-alloc-fail (qstats)
-#             grew (issue 11 item 11).
+#             dead (no frame, dev_rx_nobuf and rx-alloc-fail growing);
+#             then the flood stops, the injection stops, 2 s of quiet,
+#             and 20 datagrams must all arrive with dev_rx_nobuf
+#             unchanged: the ring refilled on its own (QEMU's device
+#             interrupts for each frame it drops, so with the flood still
+#             running a driver without a retry recovered too), while the
+#             DUT transmitted nothing (tx_packets unchanged: no
+#             TX-completion interrupt restarted it); queue 0's
+#             rx-alloc-fail (qstats) grew (issue 11 item 11).
 #   txlin     failslab + fail_page_alloc while tx_frags.py sends
 #             17-fragment datagrams the driver must linearize: the
 #             linearization fails, the datagrams are dropped and counted;
@@ -452,6 +456,8 @@ rx0_alloc_fail() {
 	nl_qstats queue "$DUT" | awk '$1 == "rx" && $2 == 0 && $3 == "rx-alloc-fail" { v = $4 } END { print v + 0 }'
 }
 _rx_moved() { [ "$(stat_of "$DUT" rx_packets)" != "$1" ]; }
+# _rx_grew FROM N: rx_packets at least FROM + N
+_rx_grew() { [ "$(stat_of "$DUT" rx_packets)" -ge $(($1 + $2)) ]; }
 # _rx_dead NOBUF0 FAIL0: no frame for a whole second while the flood runs,
 # the device dropped frames for want of buffers (dev_rx_nobuf above
 # NOBUF0) and the refill failed (queue 0's rx-alloc-fail above FAIL0): a
@@ -464,7 +470,7 @@ _rx_dead() {
 		[ "$(rx0_alloc_fail)" -gt "$2" ]
 }
 path_rxrefill() {
-	local sink flood f0 f1 tx0 rx0 nb0 rc=0
+	local sink flood f0 f1 tx0 rx0 nb0 nb1 nb2 rc=0
 	have_qstats || { echo "no qstats-get in $(uname -r): rx-alloc-fail unreadable"; return 1; }
 	# only the page_pool's page allocations fail: with every allocation
 	# under vmx's code failing, the skb heads (slab pages) failed too, the
@@ -501,16 +507,31 @@ while True:
 		echo "RX queue 0 never ran dry: rx-alloc-fail (queue 0) $f0 -> $(rx0_alloc_fail), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
 		rc=1
 	fi
+	# the flood stops before the injection does: QEMU's device raises an
+	# interrupt for every frame it drops for want of a buffer, and that
+	# NAPI run refills; with no frame arriving, only the driver's own
+	# retry can refill the ring
+	bg_stop "$flood"
+	sleep 1
 	tx0=$(stat_of "$DUT" tx_packets)
 	rx0=$(stat_of "$DUT" rx_packets)
+	nb1=$(estat "$DUT" dev_rx_nobuf)
 	f1=$(rx0_alloc_fail)
-	[ $rc = 0 ] && echo "injected: RX queue 0 empty, rx_packets stopped at $rx0, rx-alloc-fail (queue 0) $f0 -> $f1, dev_rx_nobuf $nb0"
+	[ $rc = 0 ] && echo "injected: RX queue 0 empty, rx_packets stopped at $rx0, rx-alloc-fail (queue 0) $f0 -> $f1, dev_rx_nobuf $nb0 -> $nb1; flood stopped"
 	fi_off
 	if [ $rc = 0 ]; then
-		if wait_for 30 _rx_moved "$rx0"; then
-			echo "injection off: frames again, rx_packets $rx0 -> $(stat_of "$DUT" rx_packets), dev_rx_nobuf $nb0 -> $(estat "$DUT" dev_rx_nobuf)"
+		# quiet: nothing arrives, nothing is sent; the ring must refill
+		sleep 2
+		udp_send --ns "$PEER_NS" "$DUT_IP" "$SINK_PORT" 20
+		if wait_for 30 _rx_grew "$rx0" 20; then
+			echo "injection off, 2 s quiet, 20 datagrams: rx_packets $rx0 -> $(stat_of "$DUT" rx_packets)"
 		else
-			echo "injection off: no frame within 30 s (rx_packets $rx0, rx0_alloc_fail $(rx0_alloc_fail)): the queue did not recover on its own"
+			echo "injection off, 2 s quiet, 20 datagrams: rx_packets $rx0 -> $(stat_of "$DUT" rx_packets), want +20"
+			rc=1
+		fi
+		nb2=$(estat "$DUT" dev_rx_nobuf)
+		if [ "$nb2" != "$nb1" ]; then
+			echo "dev_rx_nobuf $nb1 -> $nb2 after the injection stopped: the ring was still empty when frames came (no refill retry)"
 			rc=1
 		fi
 		if [ "$(stat_of "$DUT" tx_packets)" != "$tx0" ]; then
@@ -518,7 +539,6 @@ while True:
 			rc=1
 		fi
 	fi
-	bg_stop "$flood"
 	kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null
 	sysctl -qw "net.ipv6.conf.$DUT.disable_ipv6=0"
 	ip addr replace "$DUT_IP6/64" dev "$DUT" nodad

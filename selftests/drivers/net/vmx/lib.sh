@@ -414,8 +414,18 @@ bg_start() {
 	_vmx_bg+=($BG_PID)
 }
 
+# _bg_kill PID: end a background job and the commands it is running: a job
+# that runs a shell function is a subshell whose children outlive it
+# (`bg_start pexec python3 ...` left the flood running after bg_stop).
+_bg_kill() {
+	local kids
+	kids=$(pgrep -P "$1" 2>/dev/null)
+	# shellcheck disable=SC2086 # one PID per word
+	kill "$1" $kids 2>/dev/null
+}
+
 bg_stop() {
-	kill "$1" 2>/dev/null
+	_bg_kill "$1"
 	wait "$1" 2>/dev/null
 }
 
@@ -702,7 +712,7 @@ _vmx_counters_check() {
 vmx_cleanup() {
 	local p
 	for p in "${_vmx_bg[@]}"; do
-		kill "$p" 2>/dev/null
+		_bg_kill "$p"
 	done
 	for p in "${_vmx_bg[@]}"; do
 		wait "$p" 2>/dev/null
