@@ -22,6 +22,11 @@
 #                        the core and XDP suites and the fault-injection
 #                        test (run-tests.sh groups debug xdpdebug faultsdebug
 #                        dmadebug); needs make kernels first; not in make test
+#   make kernel-newest   the newest kernel Debian ships as source (7.x,
+#                        trixie-backports; tools/kernels/newest.sh)
+#   make modules-newest  build/<kver>/vmx.ko against the cached newest kernel
+#   make check-newest    W=1 + sparse against the cached newest kernel
+#   make test-newest     check-newest, then run-tests.sh group newest
 
 SRC := $(CURDIR)
 KVER_RUNNING := $(shell uname -r)
@@ -35,11 +40,14 @@ ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
 		    $(wildcard /usr/src/linux-headers-6.1.*-amd64))
 # the debug 6.12 of tools/kernels once built (make kernels); empty if not
 KDIR_DEBUG = $(shell $(SRC)/tools/kernels/build.sh --cached 2>/dev/null)
+# the newest Debian source kernel (tools/kernels/newest.sh) once built
+KDIR_NEWESTK = $(shell $(SRC)/tools/kernels/newest.sh --cached 2>/dev/null)
 SOURCES := Kbuild VERSION vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
 	   vmx.h vmx_defs.h vmx_compat.h
 
 .PHONY: all modules all-kernels check clean demo test test-extra deb bench setup kernels \
-	modules-debug check-debug test-debug
+	modules-debug check-debug test-debug kernel-newest modules-newest check-newest \
+	test-newest
 
 all: modules
 
@@ -85,6 +93,24 @@ check-debug:
 test-debug:
 	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug
 
+# The newest kernel's tree is its own headers tree, as the debug one's.
+modules-newest:
+	@d="$(KDIR_NEWESTK)"; test -n "$$d" || { echo "the newest kernel is not built: make kernel-newest"; exit 1; }; \
+	set -e; v=$$(cat $$d/kver); b=$(SRC)/build/$$v; \
+	mkdir -p $$b; cp $(addprefix $(SRC)/,$(SOURCES)) $$b/; \
+	$(MAKE) -C $$d/src M=$$b modules KCFLAGS="$(KCFLAGS)"
+
+check-newest:
+	@d="$(KDIR_NEWESTK)"; test -n "$$d" || { echo "the newest kernel is not built: make kernel-newest"; exit 1; }; \
+	set -e; v=$$(cat $$d/kver); b=$(SRC)/build/check-$$v; \
+	rm -rf $$b; mkdir -p $$b; cp $(addprefix $(SRC)/,$(SOURCES)) $$b/; \
+	echo "== W=1 C=2 against $$v"; \
+	$(MAKE) -s -C $$d/src M=$$b W=1 C=2 KCFLAGS=-Werror modules 2>&1 | tee $$b/log; \
+	! grep -E "warning|error" $$b/log
+
+test-newest:
+	tools/run-tests.sh newest
+
 setup:
 	tools/setup.sh
 
@@ -108,6 +134,11 @@ bench:
 # injection), cached in /var/cache/vmx-kernels; tools/vm.sh --kernel debug
 kernels:
 	tools/kernels/build.sh
+
+# the newest kernel Debian ships as source (7.x), non-debug;
+# tools/vm.sh --kernel newest
+kernel-newest:
+	tools/kernels/newest.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(SRC) clean

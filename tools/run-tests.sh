@@ -55,6 +55,12 @@
 #   against the debug tree first; the guests boot with kasan_multi_shot,
 #   no5lvl (see DEBUG_OPTS) and 3 GB; test timeouts are tripled (VMX_TIMEOUT_SCALE); guest-suite.sh
 #   scans kmemleak after every test.
+# On the newest kernel Debian ships as source (tools/kernels/newest.sh: 7.x,
+# non-debug; make kernel-newest builds it), only when named:
+#   newest    newest, hub NICs: the core tests
+#   xdpnewest newest, hub NICs: the XDP tests
+#   The driver is built (make modules-newest) and checked (make
+#   check-newest) against its tree first.
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
 # lib.sh's hmp ("set_link nic1 off", "device_del nic2" under --hotplug).
 #
@@ -139,7 +145,8 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug)
-EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}")
+NEWEST_GROUPS=(newest xdpnewest)
+EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 G_ENV[core]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
@@ -259,6 +266,13 @@ G_ENV[faultsdebug]="VMX_MODE=msix monitor;$DEBUG_ENV"
 G_KERNEL[dmadebug]=debug; G_OPTS[dmadebug]="$DEBUG_OPTS --append swiotlb=4096,force"
 G_TESTS[dmadebug]="swiotlb_small.sh"
 G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"
+# The newest kernel Debian ships as source (tools/kernels/newest.sh: 7.x,
+# non-debug; make kernel-newest): vmx built and checked against it (make
+# modules-newest, check-newest), the core and XDP suites.
+G_KERNEL[newest]=newest; G_OPTS[newest]=$HUB3; G_TESTS[newest]=$CORE_TESTS
+G_ENV[newest]="VMX_MODE=msix monitor"
+G_KERNEL[xdpnewest]=newest; G_OPTS[xdpnewest]=$HUB3; G_TESTS[xdpnewest]=$XDP_TESTS
+G_ENV[xdpnewest]="VMX_MODE=msix monitor"
 
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -418,21 +432,25 @@ if [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
 	TIMES+=("build $(( $(date +%s) - t_start ))s")
 fi
 
-# The debug kernel's groups: vmx built against its tree (cached by make
-# kernels; never built here).
-uses_debug() { [ "${G_KERNEL[$1]}" = debug ]; }
-DBG_SEL=()
-for g in "${SEL[@]}"; do uses_debug "$g" && DBG_SEL+=("$g"); done
-if [ ${#DBG_SEL[@]} -gt 0 ] && [ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ]; then
-	say "build against the debug kernel (make modules-debug)"
-	if ! make -C "$PROJ" modules-debug > "$RESULTS/build-debug.log" 2>&1; then
-		tail -n 20 "$RESULTS/build-debug.log"
-		say "DEBUG BUILD FAILED (log: $RESULTS/build-debug.log; make kernels first?)"
-		fail_groups "no vmx.ko for the debug kernel" "${DBG_SEL[@]}"
-		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vxF -f <(printf '%s\n' "${DBG_SEL[@]}"))
-		DBG_SEL=()
+# The groups of the kernels built in tools/kernels (debug: make kernels;
+# newest: make kernel-newest; never built here): vmx built against their
+# trees (make modules-debug / modules-newest).
+OWN_KERNELS=()
+for k in debug newest; do
+	ksel=()
+	for g in "${SEL[@]}"; do [ "${G_KERNEL[$g]}" = "$k" ] && ksel+=("$g"); done
+	[ ${#ksel[@]} -gt 0 ] || continue
+	OWN_KERNELS+=("$k")
+	[ "${SKIP_BUILD:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ] || continue
+	say "build against the $k kernel (make modules-$k)"
+	if ! make -C "$PROJ" "modules-$k" > "$RESULTS/build-$k.log" 2>&1; then
+		tail -n 20 "$RESULTS/build-$k.log"
+		say "BUILD AGAINST THE $k KERNEL FAILED (log: $RESULTS/build-$k.log; kernel not built?)"
+		fail_groups "no vmx.ko for the $k kernel" "${ksel[@]}"
+		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vxF -f <(printf '%s\n' "${ksel[@]}"))
+		unset 'OWN_KERNELS[-1]'
 	fi
-fi
+done
 
 # The 6.12 kernel's own drivers/net selftests, extracted from linux-source
 # into .cache/kselftests (not in git) for the kselftests group.
@@ -462,18 +480,18 @@ if [ "${SKIP_CHECK:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ] && [ ${#SEL[@]} -gt 0 
 		FAIL=$((FAIL + 1))
 	fi
 	TIMES+=("check $(( $(date +%s) - c_start ))s")
-	if [ ${#DBG_SEL[@]} -gt 0 ]; then
+	for k in "${OWN_KERNELS[@]}"; do
 		c_start=$(date +%s)
-		if make -C "$PROJ" check-debug > "$RESULTS/check-debug.log" 2>&1; then
-			SUMMARY+=("PASS  make check-debug: no warning ($(( $(date +%s) - c_start ))s)")
+		if make -C "$PROJ" "check-$k" > "$RESULTS/check-$k.log" 2>&1; then
+			SUMMARY+=("PASS  make check-$k: no warning ($(( $(date +%s) - c_start ))s)")
 			PASS=$((PASS + 1))
 		else
-			grep -E 'warning|error' "$RESULTS/check-debug.log" | head -n 20 | sed 's/^/    /'
-			SUMMARY+=("FAIL  make check-debug: warnings or errors, see check-debug.log")
+			grep -E 'warning|error' "$RESULTS/check-$k.log" | head -n 20 | sed 's/^/    /'
+			SUMMARY+=("FAIL  make check-$k: warnings or errors, see check-$k.log")
 			FAIL=$((FAIL + 1))
 		fi
-		TIMES+=("check-debug $(( $(date +%s) - c_start ))s")
-	fi
+		TIMES+=("check-$k $(( $(date +%s) - c_start ))s")
+	done
 fi
 
 # ------------------------------------------------------------ groups
