@@ -179,6 +179,7 @@ struct vmx_rxq {
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct vmx_xdp_buff xb;	/* multi-buffer XDP frame being assembled */
 	bool xb_open;		/* @xb holds a frame's first buffers */
+	struct page *dr_page;	/* XDP: page of a dropped data-ring frame */
 	struct xdp_rxq_info xdp_rxq;
 	u32 xdp_tx_n;		/* XDP_TX frames collected in this poll */
 	struct xdp_frame *xdp_tx[VMX_XDP_TX_BATCH];
@@ -398,6 +399,18 @@ static inline struct vmx_rxq_desc *vmx_rxq_desc(struct vmx_priv *vp, u32 q)
 	/* RX queue descriptors follow the TX ones in use, without a gap */
 	return (struct vmx_rxq_desc *)((struct vmx_txq_desc *)vp->qdesc +
 				       vp->qs.nq + vp->qs.nxdp) + q;
+}
+
+/* Slots from @from up to @to on a ring of @size (both below @size). */
+static inline u32 vmx_ring_dist(u32 to, u32 from, u32 size)
+{
+	return to >= from ? to - from : to + size - from;
+}
+
+/* The slot before @idx. */
+static inline u32 vmx_ring_prev(u32 idx, u32 size)
+{
+	return idx ? idx - 1 : size - 1;
 }
 
 static inline u32 vmx_ring_next(u32 idx, u32 size, u32 *gen)

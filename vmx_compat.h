@@ -153,4 +153,14 @@ static inline void vmx_frag_fill(skb_frag_t *frag, struct page *page,
 	} while (0)
 #endif
 
+/*
+ * Whether DMA syncs do anything for @dev: 6.11 tells (no bounce buffers,
+ * coherent); before, the sync calls find out themselves.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define vmx_dma_need_sync(dev)	dma_dev_need_sync(dev)
+#else
+#define vmx_dma_need_sync(dev)	true
+#endif
+
 #endif /* _VMX_COMPAT_H_ */

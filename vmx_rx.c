@@ -190,6 +190,12 @@ fail:
 	return false;
 }
 
+/* Whether the buffers of @rxq need DMA syncs at all. */
+static inline bool vmx_rx_need_sync(const struct vmx_rxq *rxq)
+{
+	return vmx_dma_need_sync(&rxq->vp->pdev->dev);
+}
+
 /* The DMA address of a buffer's start. */
 static dma_addr_t vmx_rx_buf_dma(const struct vmx_rxq *rxq,
 				 const struct vmx_rx_ring *r,
@@ -377,7 +383,7 @@ void vmx_rxq_free(struct vmx_rxq *rxq)
 
 static u32 vmx_rx_ring_owned(const struct vmx_rx_ring *r)
 {
-	return (r->fill + r->size - r->cons) % r->size;
+	return vmx_ring_dist(r->fill, r->cons, r->size);
 }
 
 /* Hand the slot at r->fill to the device; false if no page was available. */
@@ -408,14 +414,13 @@ static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 			 bool *short_of_pages)
 {
-	u32 n = 0;
+	u32 n, want = r->size - 1 - vmx_rx_ring_owned(r);
 
-	while (vmx_rx_ring_owned(r) < r->size - 1) {
+	for (n = 0; n < want; n++) {
 		if (!vmx_rx_post(rxq, r)) {
 			*short_of_pages = true;
 			break;
 		}
-		n++;
 	}
 	return n;
 }
@@ -456,6 +461,10 @@ void vmx_rxq_stop(struct vmx_rxq *rxq)
 {
 	vmx_timer_delete_sync(&rxq->refill_timer);
 	vmx_rx_xb_close(rxq, false);
+	if (rxq->dr_page) {
+		page_pool_put_full_page(rxq->ring[0].pp, rxq->dr_page, false);
+		rxq->dr_page = NULL;
+	}
 	if (rxq->skb) {
 		dev_kfree_skb_any(rxq->skb);
 		rxq->skb = NULL;
@@ -529,19 +538,19 @@ static void vmx_rx_bad(struct vmx_rxq *rxq, const char *why, u32 a, u32 b)
  * slot of the ring up to @idx is returned with it (the device may skip
  * slots); the skipped ones keep their buffers and are simply posted again.
  */
-static bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r, u32 idx,
-			bool keep, struct vmx_rx_buf *out)
+static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			       u32 idx, bool keep, struct vmx_rx_buf *out)
 {
-	u32 dist = (idx + r->size - r->cons) % r->size;
-
-	if (idx >= r->size || dist >= vmx_rx_ring_owned(r)) {
+	if (unlikely(idx >= r->size ||
+		     vmx_ring_dist(idx, r->cons, r->size) >=
+		     vmx_rx_ring_owned(r))) {
 		vmx_rx_bad(rxq, "index", idx, r->size);
 		return false;
 	}
 	*out = r->buf[idx];
 	if (!keep)
 		r->buf[idx].page = NULL;
-	r->cons = (idx + 1) % r->size;
+	r->cons = idx + 1 == r->size ? 0 : idx + 1;
 	return true;
 }
 
@@ -759,14 +768,16 @@ struct vmx_rx_ctx {
 /*
  * Run XDP on the frame in @xb: a ring-0 page (or a copy of a data ring
  * entry) and, for a multi-buffer frame, the ring-1 pages in its shared
- * info. @eop is the completion that ended the frame. Returns the skb to
- * deliver, with the fragments and the metadata the program left, or NULL
- * when the program consumed the frame.
+ * info. @eop is the completion that ended the frame, @lro_mss its LRO
+ * segment size (0 if none). Returns the verdict
+ * of vmx_xdp_run(): on XDP_DROP the pages are still the caller's; on
+ * XDP_PASS the frame was delivered as an skb, with the fragments and the
+ * metadata the program left (or dropped and counted when no skb could be
+ * had).
  */
-static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
-				       struct vmx_rx_ctx *c,
-				       struct vmx_xdp_buff *xb,
-				       const struct vmx_rx_comp *eop)
+static u32 vmx_rx_xdp_buff(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+			   struct vmx_xdp_buff *xb,
+			   const struct vmx_rx_comp *eop, u32 lro_mss)
 {
 	struct xdp_buff *xdp = &xb->xdp;
 	u32 act, meta, nfrags = 0, fsize = 0;
@@ -775,10 +786,11 @@ static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
 	u32 xflags = 0;
 
 	xb->eop = eop;
-	vmx_rx_count(rxq, xdp_get_buff_len(xdp));
+	vmx_rx_count(rxq, likely(!xdp_buff_has_frags(xdp)) ?
+			  xdp->data_end - xdp->data : xdp_get_buff_len(xdp));
 	act = vmx_xdp_run(rxq, c->prog, xdp, c->xtxq, &c->xdp_flags);
 	if (act != XDP_PASS)
-		return NULL;
+		return act;
 	/* build_skb() clears the shared info the fragments are listed in */
 	if (unlikely(xdp_buff_has_frags(xdp))) {
 		sh = xdp_get_shared_info_from_buff(xdp);
@@ -791,7 +803,7 @@ static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
 	if (unlikely(!skb)) {
 		vmx_xdp_buff_free(rxq, xdp, true);
 		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
-		return NULL;
+		return act;
 	}
 	skb_reserve(skb, xdp->data - xdp->data_hard_start);
 	__skb_put(skb, xdp->data_end - xdp->data);
@@ -801,7 +813,8 @@ static struct sk_buff *vmx_rx_xdp_buff(struct vmx_rxq *rxq,
 	if (nfrags)
 		vmx_xdp_update_skb(skb, nfrags, fsize, nfrags * PAGE_SIZE,
 				   xflags);
-	return skb;
+	vmx_rx_deliver(rxq, skb, eop, lro_mss, true);
+	return act;
 }
 
 /* Start an xdp_buff on @len bytes of a ring-0 page. */
@@ -813,34 +826,55 @@ static void vmx_rx_xb_init(struct vmx_rxq *rxq, struct vmx_xdp_buff *xb,
 			 len, true);
 }
 
-/* XDP on a single-buffer frame of @len bytes in @page. */
-static struct sk_buff *vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
-				  struct page *page, u32 len,
-				  const struct vmx_rx_comp *eop)
+/*
+ * XDP on a single-buffer frame of @len bytes in @page, taken from slot
+ * @idx of ring 0: a dropped frame leaves the page in its slot, posted
+ * again as it is (synced for the device as page_pool would). The frame
+ * uses the queue's xdp_buff: no multi-buffer frame is open (a frame start
+ * inside one is a bad completion).
+ */
+static void vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c, u32 idx,
+		       struct page *page, u32 len,
+		       const struct vmx_rx_comp *eop)
 {
-	struct vmx_xdp_buff xb;
+	struct vmx_rx_ring *r = &rxq->ring[0];
 
-	vmx_rx_xb_init(rxq, &xb, page, len);
-	return vmx_rx_xdp_buff(rxq, c, &xb, eop);
+	vmx_rx_xb_init(rxq, &rxq->xb, page, len);
+	if (vmx_rx_xdp_buff(rxq, c, &rxq->xb, eop, c->lro_mss) != XDP_DROP)
+		return;
+	r->buf[idx].page = page;
+	if (unlikely(vmx_rx_need_sync(rxq)))
+		dma_sync_single_range_for_device(&rxq->vp->pdev->dev,
+						 page_pool_get_dma_addr(page),
+						 rxq->headroom, r->buf_len,
+						 page_pool_get_dma_dir(r->pp));
 }
 
-/* A frame that starts in the data ring: copy it into a fresh page for XDP. */
-static struct sk_buff *vmx_rx_data_ring_xdp(struct vmx_rxq *rxq,
-					    struct vmx_rx_ctx *c, u32 idx,
-					    u32 len,
-					    const struct vmx_rx_comp *rc)
+/*
+ * A frame that starts in the data ring: copied into a page for XDP. The
+ * page of a dropped frame is kept for the next one.
+ */
+static void vmx_rx_data_ring_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
+				 u32 idx, u32 len,
+				 const struct vmx_rx_comp *rc)
 {
-	struct page *page = page_pool_dev_alloc_pages(rxq->ring[0].pp);
+	struct page *page = rxq->dr_page;
 
+	if (page)
+		rxq->dr_page = NULL;
+	else
+		page = page_pool_dev_alloc_pages(rxq->ring[0].pp);
 	if (unlikely(!page)) {
 		vmx_rxq_add(rxq, VMX_RXS_ALLOC_FAIL, 1);
 		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
-		return NULL;
+		return;
 	}
 	memcpy(page_address(page) + VMX_RX_XDP_HEADROOM,
 	       rxq->data_ring + idx * rxq->data_desc_size, len);
 	vmx_rxq_add(rxq, VMX_RXS_DATA_RING, 1);
-	return vmx_rx_xdp(rxq, c, page, len, rc);
+	vmx_rx_xb_init(rxq, &rxq->xb, page, len);
+	if (vmx_rx_xdp_buff(rxq, c, &rxq->xb, rc, 0) == XDP_DROP)
+		rxq->dr_page = page;
 }
 
 static void vmx_rx_drop(struct vmx_rxq *rxq, enum vmx_rxq_stat why)
@@ -920,10 +954,8 @@ static int vmx_rx_xb_add(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	rxq->xb_open = false;
 	if (xdp_buff_has_frags(xdp))
 		vmx_rxq_add(rxq, VMX_RXS_XDP_FRAGS, 1);
-	rxq->skb = vmx_rx_xdp_buff(rxq, c, &rxq->xb, rc);
-	if (rxq->skb)
-		vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
-	rxq->skb = NULL;
+	if (vmx_rx_xdp_buff(rxq, c, &rxq->xb, rc, 0) == XDP_DROP)
+		vmx_xdp_buff_free(rxq, xdp, true);
 	return 1;
 }
 
@@ -947,9 +979,16 @@ static struct sk_buff *vmx_xsk_run(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 		XSK_CHECK_PRIV_TYPE(struct vmx_xdp_buff);
 		((struct vmx_xdp_buff *)xdp)->eop = eop;
 #endif
-		if (vmx_xdp_run(rxq, c->prog, xdp, c->xtxq, &c->xdp_flags) !=
-		    XDP_PASS)
+		switch (vmx_xdp_run(rxq, c->prog, xdp, c->xtxq,
+				    &c->xdp_flags)) {
+		case XDP_PASS:
+			break;
+		case XDP_DROP:
+			xsk_buff_free(xdp);
 			return NULL;
+		default:
+			return NULL;
+		}
 	}
 	meta = xdp->data - xdp->data_meta;
 	len = xdp->data_end - xdp->data;
@@ -1049,9 +1088,7 @@ static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		if (rxq->skb)
 			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
 	} else if (c->prog) {
-		rxq->skb = vmx_rx_data_ring_xdp(rxq, c, idx, len, rc);
-		if (rxq->skb)
-			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
+		vmx_rx_data_ring_xdp(rxq, c, idx, len, rc);
 	} else {
 		rxq->skb = vmx_rx_from_data_ring(rxq, idx, len);
 		if (rxq->skb)
@@ -1124,11 +1161,12 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	}
 	if (r->xsk)
 		return vmx_xsk_rx(rxq, c, b.xsk, len, rc);
-	dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
-				      vmx_rx_buf_dma(rxq, r, &b),
-				      sop ? rxq->headroom : 0, len,
-				      rxq->copy ? DMA_FROM_DEVICE :
-				      page_pool_get_dma_dir(r->pp));
+	if (vmx_rx_need_sync(rxq))
+		dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
+					      vmx_rx_buf_dma(rxq, r, &b),
+					      sop ? rxq->headroom : 0, len,
+					      rxq->copy ? DMA_FROM_DEVICE :
+					      page_pool_get_dma_dir(r->pp));
 
 	if (sop) {
 		if (eop && len == 0) {
@@ -1137,11 +1175,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			return 0;
 		}
 		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
-			rxq->skb = vmx_rx_xdp(rxq, c, b.page, len, rc);
-			if (!rxq->skb)
-				return 1;
-			vmx_rx_deliver(rxq, rxq->skb, rc, c->lro_mss, true);
-			rxq->skb = NULL;
+			vmx_rx_xdp(rxq, c, idx, b.page, len, rc);
 			return 1;
 		}
 		if (c->prog && c->frags && !eop) {

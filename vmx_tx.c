@@ -136,7 +136,7 @@ void vmx_txq_write_desc(struct vmx_txq *txq, struct vmx_txq_desc *d,
  */
 u32 vmx_tx_avail(const struct vmx_txq *txq)
 {
-	return txq->size - 1 - (txq->fill + txq->size - txq->clean) % txq->size;
+	return txq->size - 1 - vmx_ring_dist(txq->fill, txq->clean, txq->size);
 }
 
 static u32 vmx_tx_wake_thresh(const struct vmx_txq *txq)
@@ -260,7 +260,7 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 			}
 		}
 		memset(b, 0, sizeof(*b));
-		txq->clean = (idx + 1) % txq->size;
+		txq->clean = idx + 1 == txq->size ? 0 : idx + 1;
 		if (idx == end)
 			break;
 	}
@@ -315,8 +315,8 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 		 * what it published is set.
 		 */
 		posted = smp_load_acquire(&txq->posted);
-		inflight = (posted + txq->size - txq->clean) % txq->size;
-		dist = (idx + txq->size - txq->clean) % txq->size;
+		inflight = vmx_ring_dist(posted, txq->clean, txq->size);
+		dist = vmx_ring_dist(idx, txq->clean, txq->size);
 		if (idx >= txq->size || dist >= inflight ||
 		    !txq->buf[idx].eop) {
 			vmx_tx_bad(txq, idx, posted);
@@ -665,7 +665,7 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 		goto drop;
 	}
 
-	last = (txq->fill + txq->size - 1) % txq->size;
+	last = vmx_ring_prev(txq->fill, txq->size);
 	txq->buf[last].eop = true;
 	txq->buf[last].skb = skb;
 	d = &txq->desc[last];
@@ -851,7 +851,7 @@ static bool vmx_tx_xdp_frame(struct vmx_txq *txq, struct xdp_frame *f,
 
 unwind:
 	while (txq->fill != start) {
-		txq->fill = (txq->fill + txq->size - 1) % txq->size;
+		txq->fill = vmx_ring_prev(txq->fill, txq->size);
 		vmx_tx_unmap(txq, &txq->buf[txq->fill]);
 		memset(&txq->buf[txq->fill], 0, sizeof(txq->buf[0]));
 	}
@@ -901,7 +901,7 @@ int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
  */
 void vmx_tx_xdp_handover(struct vmx_txq *txq, u32 first, u32 gen)
 {
-	u32 ndesc = (txq->fill + txq->size - first) % txq->size;
+	u32 ndesc = vmx_ring_dist(txq->fill, first, txq->size);
 	u32 first_gen = gen, idx;
 
 	vmx_tx_handover(txq);

@@ -171,9 +171,12 @@ void vmx_xdp_buff_free(struct vmx_rxq *rxq, struct xdp_buff *xdp, bool direct)
  * @xtxq: TX queue for XDP_TX
  * @xdp_flags: accumulates what vmx_xdp_poll_done() must finish
  *
- * On any verdict but XDP_PASS the pages are consumed.
+ * XDP_TX and XDP_REDIRECT consume the pages; every failure of theirs, and
+ * XDP_ABORTED or an unknown verdict, is counted and returned as XDP_DROP.
+ * On XDP_DROP and XDP_PASS the caller still owns the pages (a dropped
+ * ring-0 page is posted again as it is, without a trip through its pool).
  *
- * Return: the verdict.
+ * Return: XDP_PASS, XDP_TX, XDP_REDIRECT or XDP_DROP.
  */
 u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 		struct xdp_buff *xdp, struct vmx_txq *xtxq, u32 *xdp_flags)
@@ -223,9 +226,8 @@ u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
 	goto count;
 
 drop:
-	vmx_xdp_buff_free(rxq, xdp, true);
-	if (act == XDP_PASS)	/* cannot happen; keeps the compiler calm */
-		act = XDP_DROP;
+	/* the caller still owns the buffers: it may post them again as they are */
+	act = XDP_DROP;
 count:
 	u64_stats_update_begin(&rxq->stats.syncp);
 	rxq->stats.s[VMX_RXS_XDP_PACKETS]++;
@@ -532,13 +534,13 @@ int vmx_xsk_wakeup(struct net_device *nd, u32 qid, u32 flags)
  */
 static void vmx_xsk_skip(struct vmx_txq *txq, u32 first)
 {
-	u32 inflight = (txq->fill + txq->size - txq->clean) % txq->size;
+	u32 inflight = vmx_ring_dist(txq->fill, txq->clean, txq->size);
 	u32 t = txq->xsk_tail;
 
 	vmx_txq_add(txq, VMX_TXS_XSK_BAD, 1);
 	if (txq->fill != first)
-		t = (txq->fill + txq->size - 1) % txq->size;
-	else if ((t + txq->size - txq->clean) % txq->size >= inflight ||
+		t = vmx_ring_prev(txq->fill, txq->size);
+	else if (vmx_ring_dist(t, txq->clean, txq->size) >= inflight ||
 		 txq->buf[t].type != VMX_TXB_XSK)
 		t = txq->size;
 	if (t < txq->size)
