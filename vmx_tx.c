@@ -796,6 +796,29 @@ static bool vmx_tx_xdp_frame(struct vmx_txq *txq, struct xdp_frame *f,
 	struct skb_shared_info *sh = NULL;
 	struct vmx_tx_buf *b = NULL;
 
+	/* XDP_TX of a single page_pool page: the common case, kept short */
+	if (likely(mapped && !xdp_frame_has_frags(f))) {
+		struct vmx_tx_desc *d = &txq->desc[txq->fill];
+		struct page *page = virt_to_page(f->data);
+		dma_addr_t dma;
+
+		if (unlikely(!vmx_tx_avail(txq)))
+			return false;
+		dma = page_pool_get_dma_addr(page) + offset_in_page(f->data);
+		if (vmx_dma_need_sync(dev))
+			dma_sync_single_for_device(dev, dma, f->len,
+						   DMA_BIDIRECTIONAL);
+		b = &txq->buf[txq->fill];
+		b->type = VMX_TXB_XDP_TX;
+		b->dma = dma;
+		b->len = f->len;
+		b->eop = true;
+		b->xdpf = f;
+		d->addr = cpu_to_le64(dma);
+		d->dw3 = cpu_to_le32(VMX_TXD_EOP | VMX_TXD_CQ);
+		txq->fill = vmx_ring_next(txq->fill, txq->size, &txq->fill_gen);
+		return true;
+	}
 	if (unlikely(xdp_frame_has_frags(f))) {
 		sh = xdp_get_shared_info_from_frame(f);
 		nfrags = sh->nr_frags;
