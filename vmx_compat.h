@@ -163,4 +163,19 @@ static inline void vmx_frag_fill(skb_frag_t *frag, struct page *page,
 #define vmx_dma_need_sync(dev)	true
 #endif
 
+/*
+ * 6.17 moved ethtool's rx-flow-hash (GRXFH/SRXFH) out of get/set_rxnfc
+ * into get/set_rxfh_fields, 6.19 the RX ring count (GRXRINGS, which RSS
+ * configuration asks first) into get_rx_ring_count; the core no longer
+ * asks get_rxnfc for them (7.3 refuses ethtool -x, -X, -n rx-flow-hash
+ * without). Versions taken from history; built here against 6.1, 6.12
+ * and 7.3.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define VMX_HAVE_RXFH_FIELDS 1
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#define VMX_HAVE_RX_RING_COUNT 1
+#endif
+
 #endif /* _VMX_COMPAT_H_ */

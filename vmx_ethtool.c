@@ -517,24 +517,51 @@ static bool vmx_flow_is_ip(u32 flow_type)
 	}
 }
 
+/* ethtool -n DEV rx-flow-hash FLOW: the fields hashed for @flow_type */
+static int vmx_flow_hash_get(struct vmx_priv *vp, u32 flow_type, u32 *data)
+{
+	u32 bit;
+
+	if (!vmx_flow_is_ip(flow_type))
+		return -EINVAL;
+	*data = VMX_RXH_IP;
+	bit = vmx_rss_field(flow_type);
+	if (bit & (vp->rev >= 4 ? vp->rss_granted : VMX_RSSF_DEFAULT))
+		*data |= VMX_RXH_L4;
+	return 0;
+}
+
+static u32 vmx_get_rx_ring_count(struct net_device *nd)
+{
+	struct vmx_priv *vp = netdev_priv(nd);
+
+	return vp->qs.nq;
+}
+
+#ifdef VMX_HAVE_RXFH_FIELDS
+static int vmx_get_rxfh_fields(struct net_device *nd,
+			       struct ethtool_rxfh_fields *f)
+{
+	return vmx_flow_hash_get(netdev_priv(nd), f->flow_type, &f->data);
+}
+#endif
+
 static int vmx_get_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info,
 			 u32 *rules)
 {
-	struct vmx_priv *vp = netdev_priv(nd);
-	u32 bit;
-
 	switch (info->cmd) {
 	case ETHTOOL_GRXRINGS:
-		info->data = vp->qs.nq;
+		info->data = vmx_get_rx_ring_count(nd);
 		return 0;
-	case ETHTOOL_GRXFH:
-		if (!vmx_flow_is_ip(info->flow_type))
-			return -EINVAL;
-		info->data = VMX_RXH_IP;
-		bit = vmx_rss_field(info->flow_type);
-		if (bit & (vp->rev >= 4 ? vp->rss_granted : VMX_RSSF_DEFAULT))
-			info->data |= VMX_RXH_L4;
-		return 0;
+	case ETHTOOL_GRXFH: {
+		u32 data;
+		int err;
+
+		err = vmx_flow_hash_get(netdev_priv(nd), info->flow_type,
+					&data);
+		info->data = data;
+		return err;
+	}
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -545,18 +572,16 @@ static int vmx_get_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info,
  * the ports (the SPI for ESP) of TCP, UDP and ESP can be added or removed
  * from revision 4 (ESP over IPv6 from 6), as far as the device grants.
  */
-static int vmx_set_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info)
+static int vmx_flow_hash_set(struct net_device *nd, u32 flow_type, u32 data)
 {
 	struct vmx_priv *vp = netdev_priv(nd);
 	u32 bit, old = vp->rss_fields;
 
-	if (info->cmd != ETHTOOL_SRXFH)
-		return -EOPNOTSUPP;
-	if (!vmx_flow_is_ip(info->flow_type))
+	if (!vmx_flow_is_ip(flow_type))
 		return -EINVAL;
-	bit = vmx_rss_field(info->flow_type);
-	if (info->data != VMX_RXH_IP &&
-	    (!bit || info->data != (VMX_RXH_IP | VMX_RXH_L4))) {
+	bit = vmx_rss_field(flow_type);
+	if (data != VMX_RXH_IP &&
+	    (!bit || data != (VMX_RXH_IP | VMX_RXH_L4))) {
 		netdev_info(nd, "rx-flow-hash: only sd, or sdfn for TCP, UDP and ESP\n");
 		return -EINVAL;
 	}
@@ -573,7 +598,7 @@ static int vmx_set_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info)
 			    bit == VMX_RSSF_ESP6 ? 6 : 4, vp->rev);
 		return -EOPNOTSUPP;
 	}
-	if (info->data & VMX_RXH_L4)
+	if (data & VMX_RXH_L4)
 		vp->rss_fields |= bit;
 	else
 		vp->rss_fields &= ~bit;
@@ -587,6 +612,22 @@ static int vmx_set_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info)
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+#ifdef VMX_HAVE_RXFH_FIELDS
+static int vmx_set_rxfh_fields(struct net_device *nd,
+			       const struct ethtool_rxfh_fields *f,
+			       struct netlink_ext_ack *extack)
+{
+	return vmx_flow_hash_set(nd, f->flow_type, f->data);
+}
+#endif
+
+static int vmx_set_rxnfc(struct net_device *nd, struct ethtool_rxnfc *info)
+{
+	if (info->cmd != ETHTOOL_SRXFH)
+		return -EOPNOTSUPP;
+	return vmx_flow_hash_set(nd, info->flow_type, info->data);
 }
 
 /* ---- register dump (ethtool -d) ---- */
@@ -702,6 +743,13 @@ static const struct ethtool_ops vmx_ethtool_ops = {
 	.set_rxfh		= vmx_set_rxfh,
 	.get_rxnfc		= vmx_get_rxnfc,
 	.set_rxnfc		= vmx_set_rxnfc,
+#ifdef VMX_HAVE_RXFH_FIELDS
+	.get_rxfh_fields	= vmx_get_rxfh_fields,
+	.set_rxfh_fields	= vmx_set_rxfh_fields,
+#endif
+#ifdef VMX_HAVE_RX_RING_COUNT
+	.get_rx_ring_count	= vmx_get_rx_ring_count,
+#endif
 	.get_regs_len		= vmx_get_regs_len,
 	.get_regs		= vmx_get_regs,
 	.get_wol		= vmx_get_wol,
