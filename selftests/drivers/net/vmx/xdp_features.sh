@@ -175,7 +175,10 @@ pass_run() {
 	shift 3
 	[ "${1:-}" = --encap ] && { enc=--encap; shift; }
 	[ "${1:-}" = --dev ] && dev=(--dev "$2")
-	python3 "$PP" recv "$addr" "$port" $N "$mode" --timeout 4 "${dev[@]}" >"$VMX_TMP/precv" 2>&1 &
+	# the receiver gives up after 4 s without a datagram: the sender's
+	# Python start alone took longer than that on the debug kernel
+	python3 "$PP" recv "$addr" "$port" $N "$mode" \
+		--timeout $((4 * ${VMX_TIMEOUT_SCALE:-1})) "${dev[@]}" >"$VMX_TMP/precv" 2>&1 &
 	rpid=$!
 	_vmx_bg+=("$rpid")
 	wait_for 20 grep -q listening "$VMX_TMP/precv" || { cat "$VMX_TMP/precv"; return 1; }
