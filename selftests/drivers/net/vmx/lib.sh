@@ -424,6 +424,11 @@ _bg_kill() {
 	kill "$1" $kids 2>/dev/null
 }
 
+# scaled SECS: SECS times the group's VMX_TIMEOUT_SCALE (3 on the debug
+# kernel, where everything, a Python start included, takes about 4x as
+# long): for the idle timeout of a receiver started before its sender.
+scaled() { echo $(($1 * ${VMX_TIMEOUT_SCALE:-1})); }
+
 bg_stop() {
 	_bg_kill "$1"
 	wait "$1" 2>/dev/null

@@ -178,7 +178,7 @@ pass_run() {
 	# the receiver gives up after 4 s without a datagram: the sender's
 	# Python start alone took longer than that on the debug kernel
 	python3 "$PP" recv "$addr" "$port" $N "$mode" \
-		--timeout $((4 * ${VMX_TIMEOUT_SCALE:-1})) "${dev[@]}" >"$VMX_TMP/precv" 2>&1 &
+		--timeout "$(scaled 4)" "${dev[@]}" >"$VMX_TMP/precv" 2>&1 &
 	rpid=$!
 	_vmx_bg+=("$rpid")
 	wait_for 20 grep -q listening "$VMX_TMP/precv" || { cat "$VMX_TMP/precv"; return 1; }

@@ -171,7 +171,7 @@ check "XDP_PASS: 8000-byte pings both ways, counted" pass_ping
 udp_recv() {
 	local port=$1 n=$2 sizes=$3 d=${4:-0} rpid rc=0
 	python3 "$MB" recv "$DUT_IP" "$port" --sizes "$sizes" --count "$n" --delta "$d" \
-		--timeout 5 >"$VMX_TMP/mbrecv" 2>&1 &
+		--timeout "$(scaled 5)" >"$VMX_TMP/mbrecv" 2>&1 &
 	rpid=$!
 	_vmx_bg+=("$rpid")
 	wait_for 20 grep -q listening "$VMX_TMP/mbrecv" || { cat "$VMX_TMP/mbrecv"; return 1; }
