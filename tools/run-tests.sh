@@ -59,6 +59,8 @@
 # non-debug; make kernel-newest builds it), only when named:
 #   newest    newest, hub NICs: the core tests
 #   xdpnewest newest, hub NICs: the XDP tests
+#   ksftnewest newest, hub NICs: the newest kernel's own drivers/net tests
+#             (its own copies: tools/kselftests-install.sh --newest)
 #   The driver is built (make modules-newest) and checked (make
 #   check-newest) against its tree first.
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
@@ -145,7 +147,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug)
-NEWEST_GROUPS=(newest xdpnewest)
+NEWEST_GROUPS=(newest xdpnewest ksftnewest)
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
@@ -274,6 +276,8 @@ G_KERNEL[newest]=newest; G_OPTS[newest]=$HUB3; G_TESTS[newest]=$CORE_TESTS
 G_ENV[newest]="VMX_MODE=msix monitor"
 G_KERNEL[xdpnewest]=newest; G_OPTS[xdpnewest]=$HUB3; G_TESTS[xdpnewest]=$XDP_TESTS
 G_ENV[xdpnewest]="VMX_MODE=msix monitor"
+G_KERNEL[ksftnewest]=newest; G_OPTS[ksftnewest]=$HUB3
+G_TESTS[ksftnewest]="kselftests.sh"; G_ENV[ksftnewest]="VMX_MODE=msix monitor"
 
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
