@@ -11,6 +11,15 @@
 #    the stack (ping); TX from the socket (the peer gets the frames
 #    byte-identical, xdptxN_xsk_xmit counts them); l2fwd (the peer gets
 #    every frame back with the MACs swapped) with need_wakeup on and off;
+#  - busy polling (xsk_tool -b: SO_PREFER_BUSY_POLL, SO_BUSY_POLL,
+#    SO_BUSY_POLL_BUDGET, the device's napi_defer_hard_irqs and
+#    gro_flush_timeout): zero-copy RX on queue 0 driven by the socket's
+#    recvfrom calls, bytes exact, the queue's interrupt (nearly) silent
+#    while interrupts paced the same RX without busy polling;
+#  - the queue<->NAPI links of netdev netlink (queue-get, napi-get; 6.8+):
+#    every RX and TX queue has a NAPI, RX and TX queue i share channel i's,
+#    each NAPI of the device is listed with the IRQ of its MSI-X vector,
+#    and the zero-copy socket's SO_INCOMING_NAPI_ID is queue 0's NAPI;
 #  - pool add/remove under traffic: a ping flood that is not redirected
 #    while a zero-copy socket on queue 0 is bound and closed 5 times. Where
 #    the device steers (the test device with RSS: ethtool -X sends every
@@ -146,12 +155,27 @@ x.save(sys.argv[6], x.make_frames(sys.argv[2], sys.argv[3], sys.argv[4], 9, int(
 		"$VMX_LIB_DIR" "$DUT" "$PEER_MAC" "$PEER_IP" "$1" "$2"
 }
 
+# q0_vector: the /proc/interrupts name of the vector queue 0 interrupts
+# on (DUT-rxtx-0 with MSI-X, else the device's single vector DUT).
+q0_vector() {
+	if grep -q " $DUT-rxtx-0\$" /proc/interrupts; then echo "$DUT-rxtx-0"
+	else echo "$DUT"; fi
+}
+
 # ------------------------------------------------ the three actions
-# xsk_rx_check MODE WAKEUP: N frames from the peer to the socket on queue 0.
+# xsk_rx_check MODE WAKEUP [BUDGET]: N frames from the peer to the socket
+# on queue 0; with BUDGET busy polling (xsk_tool -b BUDGET). Sets
+# XSK_IRQS (interrupts of queue 0's vector meanwhile) and, from the
+# socket, XSK_NAPI_ID (SO_INCOMING_NAPI_ID).
+XSK_IRQS=
+XSK_NAPI_ID=
 xsk_rx_check() {
-	local rc s0=$VMX_TMP/s0 s1=$VMX_TMP/s1 red cop dr
+	local rc s0=$VMX_TMP/s0 s1=$VMX_TMP/s1 red cop dr vec
+	XSK_IRQS=
+	XSK_NAPI_ID=
+	vec=$(q0_vector)
 	rss_to 0 || return 1
-	xsk_start -m "$1" -w "$2" -n $N "$DUT" 0 rx || return 1
+	xsk_start -m "$1" -w "$2" ${3:+-b "$3"} -n $N "$DUT" 0 rx || return 1
 	want_mode "$1" || { kill "$XSK_PID"; xsk_end; return 1; }
 	snap "$DUT" >"$s0"
 	peer_send $XDP_PORT_XSK $N "$VMX_TMP/xsk.sent" || return 1
@@ -161,7 +185,9 @@ xsk_rx_check() {
 	red=$(sdelta "$s0" "$s1" "$C_REDIRECT")
 	cop=$(sdelta "$s0" "$s1" "$C_COPIED")
 	dr=$(sdelta "$s0" "$s1" "$C_DATA_RING")
-	echo "rxN_xdp_redirect +$red, rxN_xsk_copied +$cop, rxN_data_ring +$dr"
+	XSK_IRQS=$(sdelta "$s0" "$s1" "irq_$vec")
+	XSK_NAPI_ID=$(sed -n 's/^xsk: napi id \([0-9]*\)$/\1/p' "$VMX_TMP/xsk.err")
+	echo "rxN_xdp_redirect +$red, rxN_xsk_copied +$cop, rxN_data_ring +$dr, interrupts on $vec +$XSK_IRQS"
 	python3 "$XDP_PKT" cmp "$VMX_TMP/xsk.sent" "$VMX_TMP/xsk.out" || return 1
 	[ $rc = 0 ] || return 1
 	[ "$red" = $N ] || { echo "want rxN_xdp_redirect +$N"; return 1; }
@@ -255,10 +281,137 @@ else
 fi
 check "zero-copy RX, need_wakeup on: $N frames on queue 0, bytes exact" xsk_rx_check zc on
 check "zero-copy RX, need_wakeup off: $N frames on queue 0, bytes exact" xsk_rx_check zc off
+ZC_RX_IRQS=$XSK_IRQS
 check "ping (XDP_PASS on the zero-copy queue) while the socket is bound" ping_while_bound
 check "zero-copy TX: $N frames reach the peer, bytes exact, xdptxN_xsk_xmit" xsk_tx_check zc on
 check "zero-copy l2fwd, need_wakeup on: $N frames back, MACs swapped" xsk_fwd_check zc on
 check "zero-copy l2fwd, need_wakeup off: $N frames back, MACs swapped" xsk_fwd_check zc off
+
+# ------------------------------------------------ busy polling
+# Evidence that busy polling drove the RX, with need_wakeup off (so
+# recvfrom never kicks the driver through ndo_xsk_wakeup: only busy
+# polling can run the NAPI from the socket):
+#  - the interrupts of queue 0's vector. Without busy polling
+#    (napi_defer_hard_irqs 0) every frame the peer sends (xdp_pkt.py: 2 ms
+#    apart) raises its own interrupt, so that run (the need_wakeup off
+#    check above) counts about N; checked too (at least N/2), else the
+#    comparison would prove nothing. With busy polling the interrupt stays
+#    masked while the socket's recvfrom calls come more often than
+#    xsk_tool's flush timeout (2 ms, twice: a TCG guest's vCPUs take
+#    turns). A frame before the first busy poll, or a gap in the polls,
+#    may still interrupt: at most N/4 is allowed, far below N and above
+#    that noise. Without SO_PREFER_BUSY_POLL this counts about N again;
+#  - BusyPollRxPackets (/proc/net/netstat: frames the NAPI handled inside
+#    a busy poll; no other socket busy-polls here) grows by at least N/8.
+#    The deferral settings alone (no busy-poll socket options, the timer's
+#    polls picking up the frames) also keep the interrupt count low, but
+#    leave this at 0. How many frames the timer's polls take instead of
+#    the busy polls varies (TCG: 5 to 7 of 24 on 6.12, 14 or 15 on 6.1).
+busy_pkts() { snmp_field TcpExt BusyPollRxPackets </proc/net/netstat; }
+BUSY_BUDGET=64
+busy_rx_check() {
+	local base rc=0 d g f bp0 bp
+	base=$ZC_RX_IRQS
+	if [ -z "$base" ]; then
+		echo "(no count from the zero-copy RX check: that run once more)"
+		xsk_rx_check zc off || return 1
+		base=$XSK_IRQS
+	fi
+	echo "without busy poll: interrupts on $(q0_vector) +$base for $N frames"
+	bp0=$(busy_pkts)
+	xsk_rx_check zc off $BUSY_BUDGET
+	rc=$?
+	bp=$(($(busy_pkts) - bp0))
+	grep -q "^xsk: ready (zero-copy, need_wakeup off, busy poll on (budget $BUSY_BUDGET))" \
+		"$VMX_TMP/xsk.err" || { echo "the ready line does not say busy poll"; rc=1; }
+	# back to the defaults whatever the tool did (it puts back what it found)
+	for f in napi_defer_hard_irqs gro_flush_timeout; do
+		echo 0 >"/sys/class/net/$DUT/$f"
+	done
+	d=$(cat "/sys/class/net/$DUT/napi_defer_hard_irqs")
+	g=$(cat "/sys/class/net/$DUT/gro_flush_timeout")
+	echo "after: napi_defer_hard_irqs $d, gro_flush_timeout $g"
+	[ $rc = 0 ] || return 1
+	[ -n "$XSK_IRQS" ] || return 1
+	echo "busy poll: interrupts on $(q0_vector) +$XSK_IRQS for $N frames (without: +$base), BusyPollRxPackets +$bp"
+	[ "$base" -ge $((N / 2)) ] ||
+		{ echo "without busy poll only +$base interrupts for $N frames: no baseline to compare with"; return 1; }
+	[ "$XSK_IRQS" -le $((N / 4)) ] ||
+		{ echo "want at most $((N / 4)) interrupts with busy poll: interrupts drove the RX"; return 1; }
+	[ "$bp" -ge $((N / 8)) ] ||
+		{ echo "want BusyPollRxPackets +$((N / 8)) or more: the frames did not come through busy polls"; return 1; }
+	[ "$d" = 0 ] && [ "$g" = 0 ]
+}
+check "zero-copy RX with busy polling (budget $BUSY_BUDGET, need_wakeup off): $N frames on queue 0, bytes exact, queue 0's interrupt at most N/4 (about N without), BusyPollRxPackets at least N/8" busy_rx_check
+
+# ------------------------------------------------ queue <-> NAPI (netlink)
+IFINDEX=$(cat "/sys/class/net/$DUT/ifindex")
+# irq_of NAME: the IRQ number of the vector NAME in /proc/interrupts.
+irq_of() { awk -v n="$1" '$NF == n { sub(":", "", $1); print $1 }' /proc/interrupts; }
+napi_map() {
+	local out napis rc=0 t q id i nrx ntx irq want msix f
+	out=$(python3 "$VMX_LIB_DIR/nldev.py" queues "$IFINDEX") || { echo "$out"; return 1; }
+	napis=$(python3 "$VMX_LIB_DIR/nldev.py" napis "$IFINDEX") || { echo "$napis"; return 1; }
+	echo "$out"
+	echo "$napis"
+	declare -A nid
+	while read -r _ t q _ id; do nid[$t$q]=$id; done <<<"$out"
+	nrx=$(find "/sys/class/net/$DUT/queues" -maxdepth 1 -name 'rx-*' | wc -l)
+	ntx=$(find "/sys/class/net/$DUT/queues" -maxdepth 1 -name 'tx-*' | wc -l)
+	msix=" "
+	for f in "/sys/class/net/$DUT/device/msi_irqs"/*; do
+		[ -e "$f" ] && msix+="${f##*/} "
+	done
+	for t in rx tx; do
+		i=$nrx
+		[ $t = rx ] || i=$ntx
+		for ((q = 0; q < i; q++)); do
+			id=${nid[$t$q]:-}
+			[ -n "$id" ] || { echo "$t queue $q missing in queue-get"; rc=1; continue; }
+			[ "$id" != 0 ] || { echo "$t queue $q has no napi-id"; rc=1; continue; }
+			grep -q "^napi $id " <<<"$napis" || { echo "$t queue $q: napi $id not in napi-get"; rc=1; }
+		done
+	done
+	for ((q = 0; q < nrx && q < ntx; q++)); do
+		[ "${nid[rx$q]:-}" = "${nid[tx$q]:-}" ] ||
+			{ echo "rx $q napi ${nid[rx$q]:-} != tx $q napi ${nid[tx$q]:-}"; rc=1; }
+		# channel q's NAPI has the IRQ of vector DUT-rxtx-q (or DUT's one)
+		read -r _ id _ irq _ < <(grep "^napi ${nid[rx$q]:-x} " <<<"$napis")
+		[ -n "${irq:-}" ] || continue
+		if [ "$irq" = - ]; then
+			echo "napi $id: no irq reported"
+			rc=1
+			continue
+		fi
+		want=$(irq_of "$DUT-rxtx-$q")
+		[ -n "$want" ] || want=$(irq_of "$DUT")
+		[ "$irq" = "$want" ] || { echo "napi $id irq $irq, vector of channel $q is irq ${want:-none}"; rc=1; }
+		[[ "$msix" == *" $irq "* ]] || { echo "napi $id irq $irq not one of the device's MSI-X vectors:$msix"; rc=1; }
+		echo "channel $q: rx/tx napi $id, irq $irq (vector $(awk -v i="$irq:" '$1 == i { print $NF }' /proc/interrupts)), MSI-X irqs:$msix"
+	done
+	[ "$(grep -c '^napi ' <<<"$napis")" -ge "$nrx" ] || { echo "fewer NAPIs than RX queues"; rc=1; }
+	Q0_NAPI=${nid[rx0]:-}
+	return $rc
+}
+xsk_napi_id() {
+	[ -n "$Q0_NAPI" ] || { echo "no napi-id of rx queue 0"; return 1; }
+	if [ -z "$XSK_NAPI_ID" ]; then
+		xsk_rx_check zc on >/dev/null || { echo "zero-copy RX failed"; return 1; }
+	fi
+	echo "socket SO_INCOMING_NAPI_ID $XSK_NAPI_ID, rx queue 0 napi-id $Q0_NAPI"
+	[ "$XSK_NAPI_ID" = "$Q0_NAPI" ]
+}
+Q0_NAPI=
+if python3 "$VMX_LIB_DIR/nldev.py" queues "$IFINDEX" >/dev/null 2>&1 &&
+   python3 "$VMX_LIB_DIR/nldev.py" napis "$IFINDEX" >/dev/null 2>&1; then
+	check "netdev queue-get/napi-get: every RX/TX queue has a NAPI, RX i and TX i share channel i's, each with its MSI-X vector's IRQ" napi_map
+	check "zero-copy socket's SO_INCOMING_NAPI_ID is rx queue 0's napi-id" xsk_napi_id
+else
+	why="no netdev netlink queue-get/napi-get in kernel $(uname -r) (6.8+)"
+	skip "netdev queue-get/napi-get: every RX/TX queue has a NAPI, RX i and TX i share channel i's, each with its MSI-X vector's IRQ" "$why"
+	skip "zero-copy socket's SO_INCOMING_NAPI_ID is rx queue 0's napi-id" "$why"
+fi
+
 rss_to 1
 check "ping works after the zero-copy sockets closed" ping_ok
 

@@ -3,13 +3,14 @@
  * xsk_tool - the AF_XDP socket of the vmx selftests.
  *
  * Usage: xsk_tool [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS]
- *                 IFNAME QUEUE rx|tx|fwd
+ *                 [-b BUDGET] IFNAME QUEUE rx|tx|fwd
  *
  *   -m  bind mode: copy (XDP_COPY, default) or zc (XDP_ZEROCOPY)
  *   -w  need_wakeup (XDP_USE_NEED_WAKEUP): on (default) or off
  *   -f  UMEM chunk (frame) size, default 4096
  *   -n  frames to receive (rx), to forward (fwd); 0: until SECS or a signal
  *   -t  give up after SECS seconds (default 20)
+ *   -b  busy polling with this NAPI budget (see below)
  *
  * rx   print each frame received as "<len> <hex bytes>" on stdout;
  *      "xsk: received N" on stderr at the end
@@ -29,6 +30,20 @@
  * With need_wakeup on, the driver is kicked (recvfrom/sendto) only when it
  * asks for it through the ring flags; with it off, RX is never kicked and
  * TX is kicked after every batch.
+ *
+ * Busy polling (-b): the socket gets SO_PREFER_BUSY_POLL, SO_BUSY_POLL
+ * (BUSY_POLL_US) and SO_BUSY_POLL_BUDGET, and the device IFNAME's
+ * napi_defer_hard_irqs and gro_flush_timeout (sysfs) are set to
+ * DEFER_HARD_IRQS and FLUSH_TIMEOUT_NS until the tool ends (then put back
+ * as found): the NAPI of the queue is run from this process, by a
+ * recvfrom(MSG_DONTWAIT) whenever the RX ring is empty (rx, fwd) and a
+ * sendto after every TX batch, and the device's interrupt stays masked
+ * as long as that happens more often than the flush timeout. The ready
+ * line then ends in ", busy poll on (budget B)"; at the end
+ * "xsk: busy poll: N recvfrom calls".
+ *
+ * rx and fwd end with "xsk: napi id N": SO_INCOMING_NAPI_ID of the socket
+ * (the NAPI instance its frames came from; 0 when none is known).
  *
  * Exit status: 0 when COUNT frames were received/forwarded (tx: every
  * frame completed), 1 when fewer, 2 on a setup error (e.g. the bind was
@@ -57,12 +72,35 @@
 #define NUM_FRAMES	(2 * RING_SIZE)
 #define BATCH		64
 
+/* busy polling (-b): the socket's SO_BUSY_POLL, and the device's settings
+ * that keep its interrupt masked between two polls of the application
+ * (up to twice 2 ms without one: generous, for slow emulated guests whose
+ * vCPUs take turns) */
+#define BUSY_POLL_US		20
+#define DEFER_HARD_IRQS		2
+#define FLUSH_TIMEOUT_NS	2000000
+
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL		46
+#endif
+#ifndef SO_INCOMING_NAPI_ID
+#define SO_INCOMING_NAPI_ID	56
+#endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL	69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET	70
+#endif
+
 static struct xsk_ring_prod fq, tx;
 static struct xsk_ring_cons cq, rx;
 static struct xsk_socket *xsk;
 static void *area;
 static unsigned int chunk = XSK_UMEM__DEFAULT_FRAME_SIZE;
 static int wakeup = 1;
+static int busy_budget;		/* 0: no busy polling */
+static unsigned long busy_calls;
 static volatile sig_atomic_t stop;
 static int sockerr;
 
@@ -136,11 +174,17 @@ static int sock_error(void)
 	return sockerr;
 }
 
-/* wait for RX (up to 100 ms), kicking the driver when it asks to */
+/* wait for RX (up to 100 ms), kicking the driver when it asks to; with
+ * busy polling, run the queue's NAPI once from here instead */
 static void rx_wait(void)
 {
 	struct pollfd pfd = { .fd = xsk_socket__fd(xsk), .events = POLLIN };
 
+	if (busy_budget) {
+		recvfrom(pfd.fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		busy_calls++;
+		return;
+	}
 	if (wakeup && xsk_ring_prod__needs_wakeup(&fq))
 		recvfrom(pfd.fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	poll(&pfd, 1, 100);
@@ -148,7 +192,7 @@ static void rx_wait(void)
 
 static void tx_kick(void)
 {
-	if (!wakeup || xsk_ring_prod__needs_wakeup(&tx))
+	if (busy_budget || !wakeup || xsk_ring_prod__needs_wakeup(&tx))
 		sendto(xsk_socket__fd(xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
 }
 
@@ -332,9 +376,98 @@ static int do_fwd(unsigned int count, double end)
 	return done >= count && done == got ? 0 : 1;
 }
 
+/* the device settings busy polling changes, and what they were */
+static struct {
+	const char *name;
+	long val, old;
+	int set;
+} devset[] = {
+	{ .name = "napi_defer_hard_irqs", .val = DEFER_HARD_IRQS },
+	{ .name = "gro_flush_timeout", .val = FLUSH_TIMEOUT_NS },
+};
+static const char *devname;
+
+/* write @val to /sys/class/net/IFNAME/@name, optionally reading it first */
+static int sysfs_dev(const char *name, long val, long *old)
+{
+	char path[256];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", devname, name);
+	if (old) {
+		f = fopen(path, "r");
+		if (!f || fscanf(f, "%ld", old) != 1)
+			err = f ? EINVAL : errno;
+		if (f)
+			fclose(f);
+		if (err)
+			return err;
+	}
+	f = fopen(path, "w");
+	if (!f)
+		return errno;
+	if (fprintf(f, "%ld\n", val) < 0)
+		err = EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	return err;
+}
+
+static void busy_poll_restore(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(devset) / sizeof(devset[0]); i++)
+		if (devset[i].set && sysfs_dev(devset[i].name, devset[i].old, NULL))
+			fprintf(stderr, "xsk: cannot put %s of %s back to %ld\n",
+				devset[i].name, devname, devset[i].old);
+}
+
+/* busy polling on socket @fd, the device's interrupt held off meanwhile */
+static int busy_poll_setup(int fd)
+{
+	const struct {
+		int opt, val;
+		const char *name;
+	} so[] = {
+		{ SO_PREFER_BUSY_POLL, 1, "SO_PREFER_BUSY_POLL" },
+		{ SO_BUSY_POLL, BUSY_POLL_US, "SO_BUSY_POLL" },
+		{ SO_BUSY_POLL_BUDGET, busy_budget, "SO_BUSY_POLL_BUDGET" },
+	};
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < sizeof(so) / sizeof(so[0]); i++)
+		if (setsockopt(fd, SOL_SOCKET, so[i].opt, &so[i].val, sizeof(so[i].val)))
+			return die(so[i].name, errno);
+	for (i = 0; i < sizeof(devset) / sizeof(devset[0]); i++) {
+		err = sysfs_dev(devset[i].name, devset[i].val, &devset[i].old);
+		if (err) {
+			busy_poll_restore();
+			return die(devset[i].name, err);
+		}
+		devset[i].set = 1;
+	}
+	return 0;
+}
+
+/* "xsk: napi id N": the NAPI instance the socket's frames came from */
+static void show_napi_id(int fd)
+{
+	unsigned int id = 0;
+	socklen_t len = sizeof(id);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len))
+		fprintf(stderr, "xsk: getsockopt SO_INCOMING_NAPI_ID: %s\n",
+			strerror(errno));
+	else
+		fprintf(stderr, "xsk: napi id %u\n", id);
+}
+
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] IFNAME QUEUE rx|tx|fwd\n",
+	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET] IFNAME QUEUE rx|tx|fwd\n",
 		prog);
 	exit(2);
 }
@@ -361,7 +494,7 @@ int main(int argc, char **argv)
 	int ifindex, mapfd = -1, zc = 0, c, err, rc;
 	char what[64];
 
-	while ((c = getopt(argc, argv, "m:w:f:n:t:")) != -1) {
+	while ((c = getopt(argc, argv, "m:w:f:n:t:b:")) != -1) {
 		switch (c) {
 		case 'm':
 			if (strcmp(optarg, "zc") && strcmp(optarg, "copy"))
@@ -383,6 +516,11 @@ int main(int argc, char **argv)
 		case 't':
 			secs = atof(optarg);
 			break;
+		case 'b':
+			busy_budget = atoi(optarg);
+			if (busy_budget <= 0)
+				usage(argv[0]);
+			break;
 		default:
 			usage(argv[0]);
 		}
@@ -392,6 +530,7 @@ int main(int argc, char **argv)
 	action = argv[optind + 2];
 	if (strcmp(action, "rx") && strcmp(action, "tx") && strcmp(action, "fwd"))
 		usage(argv[0]);
+	devname = argv[optind];
 	ifindex = if_nametoindex(argv[optind]);
 	if (!ifindex)
 		return die(argv[optind], errno);
@@ -434,9 +573,17 @@ int main(int argc, char **argv)
 	}
 	if (getsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_OPTIONS, &opts, &olen))
 		return die("getsockopt XDP_OPTIONS", errno);
-	fprintf(stderr, "xsk: ready (%s, need_wakeup %s)\n",
+	if (busy_budget) {
+		err = busy_poll_setup(xsk_socket__fd(xsk));
+		if (err)
+			return err;
+		snprintf(what, sizeof(what), ", busy poll on (budget %d)", busy_budget);
+	} else {
+		what[0] = 0;
+	}
+	fprintf(stderr, "xsk: ready (%s, need_wakeup %s%s)\n",
 		opts.flags & XDP_OPTIONS_ZEROCOPY ? "zero-copy" : "copy",
-		wakeup ? "on" : "off");
+		wakeup ? "on" : "off", what);
 
 	if (!strcmp(action, "rx"))
 		rc = do_rx(count, now() + secs);
@@ -444,6 +591,12 @@ int main(int argc, char **argv)
 		rc = do_tx(now() + secs);
 	else
 		rc = do_fwd(count, now() + secs);
+	if (strcmp(action, "tx"))
+		show_napi_id(xsk_socket__fd(xsk));
+	if (busy_budget) {
+		busy_poll_restore();
+		fprintf(stderr, "xsk: busy poll: %lu recvfrom calls\n", busy_calls);
+	}
 	err = sock_error();
 	if (err) {
 		fprintf(stderr, "xsk: socket error: %s\n", strerror(err));
