@@ -55,6 +55,8 @@
 
 /* TX doorbell deferral bound while the stack says more is coming. */
 #define VMX_TX_DEFER_MAX	64
+/* Longest vmx_down() waits for the device to send what it was handed. */
+#define VMX_TX_SETTLE_MS	20
 /* Descriptors one packet may need, plus room to keep the queue running. */
 #define VMX_TX_WAKE_THRESH	(2 * VMX_TX_MAX_DESC_TSO)
 
@@ -273,6 +275,7 @@ enum vmx_intr_type {
 enum vmx_state {
 	VMX_S_UP,		/* device activated, NAPI enabled */
 	VMX_S_RESET_PENDING,
+	VMX_S_STOPPING,		/* vmx_down() runs: no TX queue is woken */
 };
 
 #define VMX_DEV_STATS	(sizeof(struct vmx_tx_stats) / sizeof(__le64))

@@ -892,6 +892,14 @@ static int vmx_up(struct vmx_priv *vp)
 		vp->qv[q].active = q < qs->nq;
 
 	vmx_write_shared(vp);
+	/*
+	 * The RX filters go in before ACTIVATE, which reads them: with an
+	 * empty mode the device would drop every frame until the commands
+	 * below.
+	 */
+	netif_addr_lock_bh(vp->netdev);
+	vmx_apply_rx_mode(vp);
+	netif_addr_unlock_bh(vp->netdev);
 	vmx_write_mac(vp, vp->netdev->dev_addr);
 	vmx_wr_vd(vp, VMX_REG_DSAL, lower_32_bits(vp->shared_pa));
 	vmx_wr_vd(vp, VMX_REG_DSAH, upper_32_bits(vp->shared_pa));
@@ -929,6 +937,7 @@ static int vmx_up(struct vmx_priv *vp)
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_RX, &vp->qv[q].napi);
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, &vp->qv[q].napi);
 	}
+	clear_bit(VMX_S_STOPPING, &vp->state);
 	netif_tx_start_all_queues(vp->netdev);
 	vmx_update_link(vp);
 
@@ -941,9 +950,55 @@ static int vmx_up(struct vmx_priv *vp)
 }
 
 /*
+ * The device is quiesced: hand what it completed before that to the stack
+ * instead of dropping it with the rings (a restart of one queue's pool or
+ * of the ring sizes loses nothing on the others). One NAPI pass per queue
+ * with work, run by local_bh_enable(); without refills while the device
+ * is down the rings run dry, so even a device that keeps completing
+ * cannot keep it going.
+ */
+static void vmx_drain_rx(struct vmx_priv *vp)
+{
+	u32 q;
+
+	local_bh_disable();
+	for (q = 0; q < vp->qs.nq; q++)
+		if (vmx_rx_pending(&vp->qs.rxq[q]))
+			napi_schedule(&vp->qv[q].napi);
+	local_bh_enable();
+}
+
+/*
+ * The stack's queues are stopped: give the device a moment to send what
+ * it was handed, which a QUIESCE would throw away (a device that works
+ * asynchronously, as ESXi does, may not have reached it yet). NAPI reaps
+ * the completions meanwhile. Bounded: a stuck device only delays the stop.
+ */
+static void vmx_tx_settle(struct vmx_priv *vp)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(VMX_TX_SETTLE_MS);
+	struct vmx_qset *qs = &vp->qs;
+	u32 q;
+
+	/* a burst cut short by the stop still gets its doorbell */
+	for (q = 0; q < qs->nq; q++) {
+		__netif_tx_lock_bh(qs->txq[q].nq);
+		if (qs->txq[q].deferred)
+			vmx_tx_doorbell(&qs->txq[q]);
+		__netif_tx_unlock_bh(qs->txq[q].nq);
+	}
+	for (q = 0; q < qs->nq; q++)
+		while (READ_ONCE(qs->txq[q].clean) != READ_ONCE(qs->txq[q].posted) &&
+		       time_before(jiffies, end))
+			usleep_range(50, 100);
+}
+
+/*
  * Stop the device and reclaim every buffer. Called under rtnl. A restart
  * (@closing false) keeps the carrier: the link did not change, and a
- * carrier flap would restart IPv6 DAD and routing for nothing.
+ * carrier flap would restart IPv6 DAD and routing for nothing. The stack's
+ * queues stop before the device does: a frame posted after the QUIESCE
+ * would only be thrown away with the ring.
  */
 static void vmx_down(struct vmx_priv *vp, bool closing)
 {
@@ -952,6 +1007,9 @@ static void vmx_down(struct vmx_priv *vp, bool closing)
 
 	if (!test_bit(VMX_S_UP, &vp->state))
 		return;
+	set_bit(VMX_S_STOPPING, &vp->state);
+	netif_tx_disable(vp->netdev);
+	vmx_tx_settle(vp);
 	vmx_fold_dev_stats(vp, false);
 	vmx_cmd_nr(vp, VMX_CMD_QUIESCE_DEV);
 	*vmx_intr_ctrl(vp) |= cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
@@ -961,9 +1019,10 @@ static void vmx_down(struct vmx_priv *vp, bool closing)
 	synchronize_net();
 	vmx_sync_irqs(vp);
 
-	netif_tx_disable(vp->netdev);
 	if (closing)
 		netif_carrier_off(vp->netdev);
+	else
+		vmx_drain_rx(vp);
 	for (q = 0; q < qs->nq; q++) {
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_RX, NULL);
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, NULL);

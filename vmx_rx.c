@@ -1272,7 +1272,8 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 
 	if (c.prog)
 		vmx_xdp_poll_done(rxq, c.xtxq, c.xdp_flags);
-	if (rxq->bad)
+	/* a quiesced device gets no buffers: vmx_down() drains it */
+	if (rxq->bad || unlikely(!test_bit(VMX_S_UP, &vp->state)))
 		return done;
 	if (vmx_rx_refill(rxq, &rxq->ring[0], &short_of_pages) |
 	    vmx_rx_refill(rxq, &rxq->ring[1], &short_of_pages))

@@ -347,7 +347,8 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 	smp_mb();
 	if (unlikely(netif_tx_queue_stopped(txq->nq)) &&
 	    vmx_tx_avail(txq) >= vmx_tx_wake_thresh(txq) &&
-	    netif_carrier_ok(txq->vp->netdev)) {
+	    netif_carrier_ok(txq->vp->netdev) &&
+	    !test_bit(VMX_S_STOPPING, &txq->vp->state)) {
 		netif_tx_wake_queue(txq->nq);
 		vmx_txq_cadd(txq, VMX_TXS_WAKE, 1);
 	}

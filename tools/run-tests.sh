@@ -217,7 +217,7 @@ TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
-	xdp_rxmeta.sh"
+	xdp_rxmeta.sh xdp_xsk.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell with interrupt
 # moderation (first NIC), and faults: on command to the first NIC, at a
