@@ -10,7 +10,11 @@
 # offloads the device disabled; each comes up and carries traffic to the
 # peer with its TXPROD doorbells where the device decodes them (the
 # large-BAR offsets when LARGE_BAR is offered: device counters
-# stat-bar0-txprod and stat-bar0-unknown). SKIPs without test-device NICs.
+# stat-bar0-txprod and stat-bar0-unknown), RX producer writes only where
+# the device asks for them (update-rx-prod: stat-bar0-rxprod), and the RX
+# data ring entry size the device gives at revision 9 (rxdata-size:
+# stat-rx-data-ring at the entry size and one byte above). SKIPs without
+# test-device NICs.
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
 
@@ -24,7 +28,7 @@ dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; bail "driv
 # Each vmx NIC in turn gets DUT_IP (the others none), so the peer's setup
 # stays as lib.sh made it; the neighbour caches are flushed in between.
 one_nic() {
-	local ifc=$1 nic want rev bdf line mtu rc=0 bad0 bad1 caps lb=0 db0 db1 unk0 unk1
+	local ifc=$1 nic want rev bdf line mtu rc=0 bad0 bad1 caps lb=0 db0 db1 unk0 unk1 rp0 rp1 upd
 	nic=$(testdev_nic_of "$ifc") || return 1
 	want=$(testdev_prop "$nic" max-revision)
 	rev=$(ethtool -i "$ifc" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p')
@@ -83,13 +87,40 @@ one_nic() {
 	ip addr add "$DUT_IP/24" dev "$ifc"
 	pexec ip neigh flush dev "$PEER"
 	ip neigh flush dev "$ifc"
+	rp0=$(testdev_stat "$nic" bar0-rxprod) || return 1
 	dut_ping -c 3 -i 0.2 "$PEER_IP" || rc=1
-	ip addr flush dev "$ifc"
+	rp1=$(testdev_stat "$nic" bar0-rxprod) || return 1
 	db1=$(testdev_stat "$nic" bar0-txprod) || return 1
 	unk1=$(testdev_stat "$nic" bar0-unknown) || return 1
 	echo "TXPROD doorbells at the $([ $lb = 1 ] && echo large || echo small)-BAR offsets: +$((db1 - db0)); BAR0 writes decoding to nothing: +$((unk1 - unk0))"
 	[ $((db1 - db0)) -gt 0 ] || { echo "no TXPROD doorbell reached the device"; rc=1; }
 	[ "$unk1" = "$unk0" ] || rc=1
+	# RX producer writes only where the device asks for them (the queue's
+	# updateRxProd, set by the test device's update-rx-prod): the refills
+	# of the replies then ring RXPROD, otherwise nothing does
+	upd=$(testdev_prop "$nic" update-rx-prod)
+	echo "update-rx-prod ${upd:-off}: RXPROD writes during the pings +$((rp1 - rp0))"
+	if [ "$upd" = on ]; then
+		[ $((rp1 - rp0)) -gt 0 ] || { echo "the device asked for RX producer writes and got none"; rc=1; }
+	else
+		[ "$rp1" = "$rp0" ] || { echo "RX producer writes the device did not ask for"; rc=1; }
+	fi
+	# the RX data ring (rev 3+; its entry size from the device at rev 9,
+	# 128 bytes before): replies of exactly the entry size come through
+	# it, one byte longer through ring 0
+	if [ "$want" -ge 3 ]; then
+		local ds=128 d0 d1 d2
+		[ "$want" -ge 9 ] && ds=$(testdev_prop "$nic" rxdata-size) && ds=${ds:-128}
+		d0=$(testdev_stat "$nic" rx-data-ring) || return 1
+		dut_ping -c 3 -i 0.2 -s $((ds - 42)) "$PEER_IP" >/dev/null || rc=1
+		d1=$(testdev_stat "$nic" rx-data-ring) || return 1
+		dut_ping -c 3 -i 0.2 -s $((ds - 41)) "$PEER_IP" >/dev/null || rc=1
+		d2=$(testdev_stat "$nic" rx-data-ring) || return 1
+		echo "RX data ring of $ds-byte entries: +$((d1 - d0)) frames for 3 $ds-byte replies, +$((d2 - d1)) for 3 of $((ds + 1)) bytes"
+		# (small frames of other traffic may come through it too)
+		[ $((d1 - d0)) -ge 3 ] && [ $((d2 - d1)) -lt 3 ] || rc=1
+	fi
+	ip addr flush dev "$ifc"
 	return $rc
 }
 
