@@ -51,6 +51,8 @@
 #             TX linearize)
 #   dmadebug  debug, swiotlb=4096,force: swiotlb_small.sh (TX mapping
 #             failures for real, under DMA-API debug)
+#   tdevdebug debug, the test device's async-TX and fault NICs:
+#             tdev_async.sh, tdev_faults.sh, tdev_datarring.sh
 #   The driver is built (make modules-debug) and checked (make check-debug)
 #   against the debug tree first; the guests boot with kasan_multi_shot,
 #   no5lvl (see DEBUG_OPTS) and 3 GB; test timeouts are tripled (VMX_TIMEOUT_SCALE); guest-suite.sh
@@ -146,7 +148,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 	hotplug kselftests msi tdev tdevx tdevrev)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
-DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug)
+DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug)
 NEWEST_GROUPS=(newest xdpnewest ksftnewest)
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
@@ -271,6 +273,14 @@ G_ENV[faultsdebug]="VMX_MODE=msix monitor;$DEBUG_ENV"
 G_KERNEL[dmadebug]=debug; G_OPTS[dmadebug]="$DEBUG_OPTS --append swiotlb=4096,force"
 G_TESTS[dmadebug]="swiotlb_small.sh"
 G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"
+# The test device under the debug kernel: TX completed from a timer later
+# than the doorbell with interrupt moderation, and injected faults (the NICs
+# of tdevx), XDP on RX data ring frames: use-after-free, leaks and DMA-API
+# misuse on the paths only the test device reaches.
+G_KERNEL[tdevdebug]=debug
+G_OPTS[tdevdebug]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13 --nic virtio --mem 3072 --append kasan_multi_shot --append no5lvl"
+G_TESTS[tdevdebug]="tdev_async.sh tdev_faults.sh tdev_datarring.sh"
+G_ENV[tdevdebug]="VMX_MODE=msix testdev monitor;$DEBUG_ENV"
 # The newest kernel Debian ships as source (tools/kernels/newest.sh: 7.x,
 # non-debug; make kernel-newest): vmx built and checked against it (make
 # modules-newest, check-newest), the core and XDP suites.
