@@ -223,9 +223,10 @@ G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell with interrupt
 # moderation (first NIC), and faults: on command to the first NIC, at a
-# seeded rate on the second.
+# seeded rate on the second (every kind: link flaps, refused ACTIVATEs and
+# eop-break too, testdev patch 0016).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13 --nic virtio"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic virtio"
 G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities

@@ -490,6 +490,202 @@ def case_moderation(qemu, gap):
     sock.close()
 
 
+SET_COALESCE, COALBUF = 0xCAFE000E, 0x130000
+
+
+def set_coalesce(q, mode, p0=0, p1=0, p2=0):
+    """SET_COALESCE through cmdInfo (version 1, 16 bytes at COALBUF)"""
+    q.write(COALBUF, le32(mode) + le32(p0) + le32(p1) + le32(p2))
+    q.write(SH + 704, le32(1) + le32(16) + le64(COALBUF))
+    return q.command(SET_COALESCE)
+
+
+def intr_bring_up(q):
+    """bring_up at rev 3 with the queues on vector 0 (INTx, unmasked) and
+    the events on vector 1 (a queue vector, as a driver's MSI-X set-up has
+    them); returns the CMD read-back"""
+    q.vd(VRRS, 1 << 2)
+    q.vd(UVRS, 1)
+    r = bring_up(q, 3)
+    q.command(0xCAFE0002)                       # RESET_DEV
+    q.write(SH + 82, bytes([1]))                # eventIntrIdx 1
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    r = (r, q.command(0xCAFE0000))
+    q.wr(BAR0 + 0, 0)                           # unmask vector 0
+    return r
+
+
+def case_coal_static(qemu):
+    """static coalescing (SET_COALESCE mode 2): RX and TX depths, bound"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=3,coal-flush-us=1000,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("static: ACTIVATE succeeds", intr_bring_up(q), (0, 0))
+    check("static: SET_COALESCE mode 2, TX 64, TX completions 2, RX 4",
+          set_coalesce(q, 2, 64, 2, 4), 0)
+    nrx = [0]
+
+    def rx_one():
+        i = nrx[0]
+        nrx[0] += 1
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        wait_for(lambda: rx_comp(q, i)[0])
+        q.vd(0x38)                              # ICR: take the interrupt
+        return q.qom("stat-intr0")
+
+    base = q.qom("stat-intr0")
+    got = [rx_one() - base for _ in range(4)]
+    check("static: RX depth 4: no interrupt for frames 1-3, one at frame 4",
+          got, [0, 0, 0, 1])
+    fifth = rx_one() - base
+    q.clock_step(999 * 1000)
+    q.vd(0x38)
+    early = q.qom("stat-intr0") - base
+    q.clock_step(1000)
+    q.vd(0x38)
+    late = q.qom("stat-intr0") - base
+    check("static: a lone frame 5 held, sent by the 1000 us bound (not at"
+          " 999 us)", (fifth, early, late), (1, 1, 2))
+    ntx = [0]
+
+    def tx_one():
+        i = ntx[0]
+        ntx[0] += 1
+        q.write(TXD + DSZ * i, frame(60))
+        q.write(TXR + 16 * i, le64(TXD + DSZ * i) + le32(60 | 1 << 14) +
+                le32(1 << 12 | 1 << 13))
+        q.wr(BAR0 + 0x600, i + 1)               # TXPROD[0]
+        wait_for(lambda: tx_comp(q, i)[0])
+        q.vd(0x38)
+        return q.qom("stat-intr0") - base
+
+    check("static: TX completion depth 2: no interrupt for the first TX"
+          " completion, one at the second", [tx_one(), tx_one()], [2, 3])
+    check("static: counters (stat-coal-depth, stat-coal-flush,"
+          " stat-intr-held)",
+          [q.qom(p) for p in ("stat-coal-depth", "stat-coal-flush",
+                              "stat-intr-held")], [2, 1, 5])
+    held = rx_one() - base
+    r = set_coalesce(q, 0)
+    q.vd(0x38)
+    check("static: a frame held when the scheme changes to mode 0 (none) is"
+          " sent at the change", (held, r, q.qom("stat-intr0") - base),
+          (3, 0, 4))
+    check("static: mode 0 (none): every frame interrupts at once",
+          (rx_one() - base, rx_one() - base), (5, 6))
+    check("static: no strict-mode violation", strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_coal_adaptive(qemu, prop):
+    """adaptive coalescing with coal-adaptive={rev}"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,coal-adaptive={prop},strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"adaptive {prop}: ACTIVATE succeeds", intr_bring_up(q), (0, 0))
+    nrx = [0]
+
+    def rx_one():
+        i = nrx[0]
+        nrx[0] += 1
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        wait_for(lambda: rx_comp(q, i)[0])
+        q.vd(0x38)
+        return q.qom("stat-intr0")
+
+    for _ in range(24):                         # 24 frames at one instant
+        rx_one()
+    q.clock_step(10 * 1000 * 1000)              # a 10 ms window: 2500/s
+    a = rx_one()
+    b = rx_one()                                # within the chosen gap
+    q.clock_step(1000 * 1000)
+    q.vd(0x38)
+    c = q.qom("stat-intr0")
+    gap = q.qom("stat-coal-adaptive-us")
+    on = prop == "on"
+    check(f"adaptive {prop}: after 2500 frames/s "
+          f"{'a 1000 us gap: the next frame waits for it' if on else 'no gap: the next frame interrupts at once'}",
+          (b - a, c - a, gap), (0, 1, 1000) if on else (1, 1, 0))
+    q.clock_step(20 * 1000 * 1000)              # slow: the gap goes
+    d = rx_one()
+    e = rx_one()
+    check(f"adaptive {prop}: after a slow window no gap (each frame"
+          " interrupts at once)", (e - d, q.qom("stat-coal-adaptive-us")),
+          (1, 0))
+    check(f"adaptive {prop}: no strict-mode violation",
+          strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_fault_new(qemu, kind):
+    """fault {rev} at rate 1e6 (or on command)"""
+    sock, qport = udp_pair()
+    bit = {"link-flap": 6, "activate-refused": 7, "eop-break": 8,
+           "queue-error-tx": None}[kind]
+    props = ",max-revision=3"
+    if bit is not None:
+        props += f",fault-rate=1000000,fault-kinds={1 << bit}"
+    q = QTest(qemu, props, (qport, sock.getsockname()[1])).setup()
+    if kind == "activate-refused":
+        first = bring_up(q, 3)
+        second = q.command(0xCAFE0000)
+        q.command(0xCAFE0002)                   # RESET_DEV
+        q.vd(DSAL, SH)
+        q.vd(DSAH, 0)
+        third = q.command(0xCAFE0000)
+        fourth = q.command(0xCAFE0000)
+        check(f"{kind}: at random, never two in a row: ACTIVATE refused,"
+              " accepted, (after RESET_DEV) refused, accepted",
+              (first, second, third, fourth, q.qom("stat-fault-" + kind)),
+              (1, 0, 1, 0, 2))
+        q.close()
+        sock.close()
+        return
+    check(f"{kind}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    if kind == "eop-break":
+        sock.sendto(frame(300), ("127.0.0.1", qport))
+        c0 = wait_for(lambda: rx_comp(q, 0)[0] and rx_comp(q, 0))
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        c1 = wait_for(lambda: rx_comp(q, 1)[0] and rx_comp(q, 1))
+        check(f"{kind}: a ring-0 frame completed without EOP, a data ring"
+              " frame (one completion) not eligible",
+              (c0, c1, q.qom("stat-fault-" + kind)),
+              ((1, 0, 0, 1, 0, 300, 3), (1, 2, 1, 1, 1, 60, 3), 1))
+    elif kind == "link-flap":
+        up = q.command(GET_LINK)
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        wait_for(lambda: rx_comp(q, 0)[0])
+        ecr = struct.unpack("<I", q.read(SH + 696, 4))[0]
+        down = q.command(GET_LINK)
+        sock.sendto(frame(60), ("127.0.0.1", qport))
+        time.sleep(0.2)
+        lost = (rx_comp(q, 1)[0], q.qom("stat-rx-inactive"))
+        q.clock_step(100 * 1000 * 1000)
+        again = q.command(GET_LINK)
+        check(f"{kind}: a received frame flaps the link: LINK event, down,"
+              " a frame meanwhile dropped, up 100 ms later, counted once",
+              (up & 1, ecr & 4, down & 1, lost, again & 1,
+               q.qom("stat-fault-" + kind)), (1, 4, 0, (0, 1), 1, 1))
+    elif kind == "queue-error-tx":
+        q.qom("fault", "queue-error-tx")
+        ecr = struct.unpack("<I", q.read(SH + 696, 4))[0]
+        q.command(0xF00D0000)                   # GET_QUEUE_STATUS
+        st = struct.unpack("<B3xI", q.read(QD + 80, 8))
+        rst = struct.unpack("<B3xI", q.read(QD + 256 + 80, 8))
+        q.write(TXD, frame(60))
+        q.write(TXR, le64(TXD) + le32(60 | 1 << 14) + le32(1 << 12 | 1 << 13))
+        q.wr(BAR0 + 0x600, 1)
+        time.sleep(0.2)
+        check(f"{kind}: on command: TQERR event, TX queue 0 stopped with"
+              " error 0x80000005 (RX queue running), no TX completion",
+              (ecr & 3, st, rst, tx_comp(q, 0)[0],
+               q.qom("stat-fault-queue-error")),
+              (2, (1, 0x80000005), (0, 0), 0, 1))
+    q.close()
+    sock.close()
+
+
 FAULT_BITS = {"rx-bad-rqid": 0, "rx-bad-idx": 1, "rx-bad-len": 2,
               "rx-no-sop": 3, "tx-bad-idx": 4, "queue-error": 5}
 
@@ -721,6 +917,10 @@ def main():
              (case_queue_limits, ()), (case_queues32, ()),
              (case_large_bar, ("0x10000",)), (case_large_bar, ("0",))]
     cases += [(case_fault, (k,)) for k in FAULT_BITS]
+    cases += [(case_coal_static, ()), (case_coal_adaptive, ("on",)),
+              (case_coal_adaptive, ("off",))]
+    cases += [(case_fault_new, (k,)) for k in
+              ("eop-break", "link-flap", "activate-refused", "queue-error-tx")]
     for case, args in cases:
         try:
             case(qemu, *args)

@@ -5,7 +5,8 @@
 #   -c/-C  interrupt coalescing (revision 3+; adaptive, rate-based through
 #          rx-usecs, static through frame counts): read back; on the test
 #          device a rate limit holds interrupts back (stat-intr-held) and
-#          costs fewer interrupts per frame; below revision 3 refused.
+#          costs fewer interrupts per frame, and so do static frame counts
+#          (rx-frames 32; stat-coal-depth/-flush); below revision 3 refused.
 #   -x/-X  RSS key and indirection table (128 entries, Toeplitz only): read
 #          back; on the test device with RSS the table moves the flows.
 #   -n/-N  rx-flow-hash (ports of TCP/UDP/ESP from revision 4): on the
@@ -88,6 +89,24 @@ else
 		}
 		check "rate-based coalescing holds interrupts back (fewer per frame)" rate_effect
 		check "coalescing kept across down/up" eval 'ip link set "$DUT" down && ip link set "$DUT" up && wait_carrier "$DUT" 10 && [ "$(coal rx-usecs)" = 2000 ]'
+		# ... and the static scheme (patch 0015): an RX queue's interrupt
+		# waits for rx-frames completions, a lone frame at most
+		# coal-flush-us (1 ms by default)
+		static_effect() {
+			local d0 d1 f0 f1 off on
+			ethtool -C "$DUT" rx-frames 0 tx-frames 0 tx-frames-irq 0 rx-usecs 0 || return 1
+			off=$(intr_per_100)
+			d0=$(testdev_stat "$TD" coal-depth) || return 1
+			f0=$(testdev_stat "$TD" coal-flush) || return 1
+			ethtool -C "$DUT" rx-frames 32 || return 1
+			on=$(intr_per_100)
+			d1=$(testdev_stat "$TD" coal-depth) || return 1
+			f1=$(testdev_stat "$TD" coal-flush) || return 1
+			echo "interrupts per 100 frames: no coalescing $off, rx-frames 32 $on; device: sent at depth $((d1 - d0)), by the bound $((f1 - f0))"
+			[ $((d1 - d0 + f1 - f0)) -gt 0 ] && [ "$on" -lt "$off" ]
+		}
+		check "static coalescing (rx-frames 32) holds interrupts back (fewer per frame)" static_effect
+		ethtool -C "$DUT" rx-frames 0 tx-frames 0 tx-frames-irq 0 > /dev/null 2>&1
 		ethtool -C "$DUT" rx-usecs 0 adaptive-rx on > /dev/null 2>&1
 	else
 		skip "coalescing changes the interrupt rate" "stock QEMU stores nothing of SET_COALESCE; needs the test device (vmxnet3t)"
