@@ -114,6 +114,18 @@ static inline void vmx_frag_fill(skb_frag_t *frag, struct page *page,
 #endif
 }
 
+/*
+ * NAPI with a persistent per-queue config (6.13+): its id survives
+ * napi_disable()/napi_enable(), so the ids stay in list order and a
+ * socket's SO_INCOMING_NAPI_ID stays valid across a reconfiguration (7.3
+ * warned in netdev_nl_napi_dump_one() after a channel change otherwise).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define vmx_napi_add(nd, napi, poll, idx) netif_napi_add_config(nd, napi, poll, idx)
+#else
+#define vmx_napi_add(nd, napi, poll, idx) netif_napi_add(nd, napi, poll)
+#endif
+
 /* NAPI <-> IRQ and queue <-> NAPI links for netlink introspection */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
 #define vmx_napi_set_irq(napi, irq)	netif_napi_set_irq(napi, irq)

@@ -1723,7 +1723,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		/* the queue vectors come after events (and XDP TX) */
 		vp->qv[i].idx = vp->intr_type == VMX_IT_MSIX ?
 				i + vp->num_vecs - vp->max_queues : 0;
-		netif_napi_add(nd, &vp->qv[i].napi, vmx_poll);
+		vmx_napi_add(nd, &vp->qv[i].napi, vmx_poll, i);
 	}
 
 	vp->qs.nq = min_t(u32, vp->max_queues, VMX_DEF_QUEUES);

@@ -481,6 +481,18 @@ case " ${SEL[*]} " in
 		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vx kselftests)
 	fi ;;
 esac
+# The newest kernel's own copies of those tests (from its source tree,
+# unpacked before its build starts; XDP programs and helpers built, a newer
+# ethtool) for the ksftnewest group.
+case " ${SEL[*]} " in
+*" ksftnewest "*)
+	say "newest kernel's selftests (tools/kselftests-install.sh --newest)"
+	if ! "$TOOLS_DIR/kselftests-install.sh" --newest > "$RESULTS/kselftests-install-newest.log" 2>&1; then
+		tail -n 10 "$RESULTS/kselftests-install-newest.log"
+		fail_groups "newest kernel's selftests not installed" ksftnewest
+		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vx ksftnewest)
+	fi ;;
+esac
 
 # Static checks before any guest: W=1 + sparse against every installed
 # 6.1/6.12 header tree (make check); a warning is one failure in the
