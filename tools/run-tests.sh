@@ -63,6 +63,8 @@
 #   xdpnewest newest, hub NICs: the XDP tests
 #   ksftnewest newest, hub NICs: the newest kernel's own drivers/net tests
 #             (its own copies: tools/kselftests-install.sh --newest)
+#   ksftnewtd newest, test-device NICs (RSS, UDP RSS capability): its
+#             hw/xdp_metadata.py
 #   The driver is built (make modules-newest) and checked (make
 #   check-newest) against its tree first.
 # Every group boots with --guest-monitor: tests reach the QEMU monitor with
@@ -149,7 +151,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug)
-NEWEST_GROUPS=(newest xdpnewest ksftnewest)
+NEWEST_GROUPS=(newest xdpnewest ksftnewest ksftnewtd)
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
@@ -291,6 +293,12 @@ G_KERNEL[xdpnewest]=newest; G_OPTS[xdpnewest]=$HUB3; G_TESTS[xdpnewest]=$XDP_TES
 G_ENV[xdpnewest]="VMX_MODE=msix monitor"
 G_KERNEL[ksftnewest]=newest; G_OPTS[ksftnewest]=$HUB3
 G_TESTS[ksftnewest]="kselftests.sh"; G_ENV[ksftnewest]="VMX_MODE=msix monitor"
+# The newest kernel's RSS-dependent XDP test on the test device (rev 9, RSS,
+# the DCR0 UDP/ESP RSS capability offered, so UDP can be hashed on ports).
+G_KERNEL[ksftnewtd]=newest
+G_OPTS[ksftnewtd]="--nic vmxnet3t:dcr0=0x203,ptcr0=0x80000000 --nic vmxnet3t:dcr0=0x203,ptcr0=0x80000000 --nic virtio --smp 2"
+G_TESTS[ksftnewtd]="kselftests.sh"
+G_ENV[ksftnewtd]="VMX_MODE=msix testdev monitor;VMX_KSFT_TESTS=drivers/net/hw/xdp_metadata.py"
 
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -485,12 +493,12 @@ esac
 # unpacked before its build starts; XDP programs and helpers built, a newer
 # ethtool) for the ksftnewest group.
 case " ${SEL[*]} " in
-*" ksftnewest "*)
+*" ksftnewest "*|*" ksftnewtd "*)
 	say "newest kernel's selftests (tools/kselftests-install.sh --newest)"
 	if ! "$TOOLS_DIR/kselftests-install.sh" --newest > "$RESULTS/kselftests-install-newest.log" 2>&1; then
 		tail -n 10 "$RESULTS/kselftests-install-newest.log"
-		fail_groups "newest kernel's selftests not installed" ksftnewest
-		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vx ksftnewest)
+		fail_groups "newest kernel's selftests not installed" ksftnewest ksftnewtd
+		mapfile -t SEL < <(printf '%s\n' "${SEL[@]}" | grep -vxE 'ksftnewest|ksftnewtd')
 	fi ;;
 esac
 

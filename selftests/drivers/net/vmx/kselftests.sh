@@ -476,9 +476,24 @@ ks_irq_restore() {
 	KS_IRQ_SAVED=()
 }
 
+# ks_udp_rss: xdp_metadata.py wants an L4 hash type for UDP too; vmxnet3
+# hashes UDP by addresses only unless SET_RSS_FIELDS grants the ports (rev
+# 4+; from rev 7 only with the device's DCR0 capability): ask for them, and
+# say what the device answered (a refusal leaves the L3 hash, and the test
+# then fails its UDP case for that reason).
+ks_udp_rss() {
+	local f out
+	for f in udp4 udp6; do
+		out=$(ethtool -N "$DUT" rx-flow-hash "$f" sdfn 2>&1) ||
+			log "xdp_metadata.py: ethtool -N $DUT rx-flow-hash $f sdfn refused: $out"
+	done
+	log "xdp_metadata.py: $(ethtool -n "$DUT" rx-flow-hash udp4 2>&1 | tr '\n' ' ')"
+}
+
 for i in "${!todo[@]}"; do
 	t=${todo[$i]}
 	[ "$t" = drivers/net/hw/irq.py ] && ks_irq_prepare
+	[ "$t" = drivers/net/hw/xdp_metadata.py ] && ks_udp_rss
 	ks_run "$t"
 	[ "$t" = drivers/net/hw/irq.py ] && ks_irq_restore
 	if ks_kernel_broken; then
