@@ -516,14 +516,9 @@ def intr_bring_up(q):
     return r
 
 
-def case_coal_static(qemu):
-    """static coalescing (SET_COALESCE mode 2): RX and TX depths, bound"""
-    sock, qport = udp_pair()
-    q = QTest(qemu, ",max-revision=3,coal-flush-us=1000,strict=on",
-              (qport, sock.getsockname()[1])).setup()
-    check("static: ACTIVATE succeeds", intr_bring_up(q), (0, 0))
-    check("static: SET_COALESCE mode 2, TX 64, TX completions 2, RX 4",
-          set_coalesce(q, 2, 64, 2, 4), 0)
+def rx_sender(q, sock, qport):
+    """a function that sends the next 60-byte frame to RX queue 0, waits for
+    its completion, takes the interrupt (ICR) and returns stat-intr0"""
     nrx = [0]
 
     def rx_one():
@@ -533,6 +528,18 @@ def case_coal_static(qemu):
         wait_for(lambda: rx_comp(q, i)[0])
         q.vd(0x38)                              # ICR: take the interrupt
         return q.qom("stat-intr0")
+    return rx_one
+
+
+def case_coal_static(qemu):
+    """static coalescing (SET_COALESCE mode 2): RX and TX depths, bound"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=3,coal-flush-us=1000,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("static: ACTIVATE succeeds", intr_bring_up(q), (0, 0))
+    check("static: SET_COALESCE mode 2, TX 64, TX completions 2, RX 4",
+          set_coalesce(q, 2, 64, 2, 4), 0)
+    rx_one = rx_sender(q, sock, qport)
 
     base = q.qom("stat-intr0")
     got = [rx_one() - base for _ in range(4)]
@@ -584,15 +591,7 @@ def case_coal_adaptive(qemu, prop):
     q = QTest(qemu, f",max-revision=3,coal-adaptive={prop},strict=on",
               (qport, sock.getsockname()[1])).setup()
     check(f"adaptive {prop}: ACTIVATE succeeds", intr_bring_up(q), (0, 0))
-    nrx = [0]
-
-    def rx_one():
-        i = nrx[0]
-        nrx[0] += 1
-        sock.sendto(frame(60), ("127.0.0.1", qport))
-        wait_for(lambda: rx_comp(q, i)[0])
-        q.vd(0x38)
-        return q.qom("stat-intr0")
+    rx_one = rx_sender(q, sock, qport)
 
     for _ in range(24):                         # 24 frames at one instant
         rx_one()
