@@ -310,6 +310,7 @@ struct vmx_priv {
 	u32 rev;
 	u32 max_mtu;
 	u32 max_queues;		/* queue pairs: device, vectors and CPUs */
+	u32 nr_napi;		/* NAPI instances listed: the active channels */
 	u32 max_tx_queues;	/* TX queues the device takes (stack + XDP) */
 	u32 txdata_size;
 	u32 rxdata_size;

@@ -214,7 +214,6 @@ static int vmx_request_irqs(struct vmx_priv *vp)
 				  vmx_intr_queue, 0, qv->name, qv);
 		if (err)
 			goto err_free;
-		vmx_napi_set_irq(&qv->napi, pci_irq_vector(vp->pdev, qv->idx));
 	}
 	if (vp->xdp_vec != VMX_NO_VEC) {
 		snprintf(vp->xdp_irq_name, sizeof(vp->xdp_irq_name),
@@ -1125,6 +1124,30 @@ err:
 	return err;
 }
 
+/*
+ * NAPI instances are listed for the active channels only: the core walks
+ * every listed one (threaded mode, busy poll, netlink dumps), and one that
+ * is never enabled makes 7.3's napi_set_threaded() wait for it forever.
+ * Every instance was added once at probe, and a deleted one keeps the
+ * disabled state, so an interrupt on an inactive channel's vector
+ * schedules nothing. Called under rtnl with the instances beyond @nq
+ * disabled.
+ */
+static void vmx_napi_list(struct vmx_priv *vp, u32 nq)
+{
+	u32 q;
+
+	for (q = vp->nr_napi; q < nq; q++) {
+		vmx_napi_add(vp->netdev, &vp->qv[q].napi, vmx_poll, q);
+		if (vp->intr_type == VMX_IT_MSIX)
+			vmx_napi_set_irq(&vp->qv[q].napi,
+					 pci_irq_vector(vp->pdev, vp->qv[q].idx));
+	}
+	for (q = nq; q < vp->nr_napi; q++)
+		netif_napi_del(&vp->qv[q].napi);
+	vp->nr_napi = nq;
+}
+
 /* Both counts or neither: xmit must never see more TX queues than exist. */
 static int vmx_set_real_queues(struct vmx_priv *vp, u32 nq)
 {
@@ -1155,12 +1178,17 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		if (err)
 			return err;
 		vp->qs = next;
+		vmx_napi_list(vp, next.nq);
 		WRITE_ONCE(vp->netdev->mtu, next.mtu);
 		return 0;
 	}
 
+	/* the new pools know their NAPI instances */
+	if (next.nq > vp->nr_napi)
+		vmx_napi_list(vp, next.nq);
 	err = vmx_qset_alloc(vp, &next);
 	if (err) {
+		vmx_napi_list(vp, old.nq);
 		NL_SET_ERR_MSG_MOD(extack,
 				   "cannot allocate the new rings (out of memory or DMA mapping space), configuration unchanged");
 		return err;
@@ -1174,6 +1202,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		err = vmx_up(vp);
 		if (!err) {
 			vmx_qset_free_live(vp, &old);
+			vmx_napi_list(vp, next.nq);
 			return 0;
 		}
 		/*
@@ -1190,6 +1219,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 			   "device refused the new configuration, old one restored");
 	if (vmx_up(vp))
 		netdev_err(vp->netdev, "could not restore the configuration\n");
+	vmx_napi_list(vp, old.nq);
 	return err;
 }
 
@@ -1723,10 +1753,11 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		/* the queue vectors come after events (and XDP TX) */
 		vp->qv[i].idx = vp->intr_type == VMX_IT_MSIX ?
 				i + vp->num_vecs - vp->max_queues : 0;
-		vmx_napi_add(nd, &vp->qv[i].napi, vmx_poll, i);
 	}
-
 	vp->qs.nq = min_t(u32, vp->max_queues, VMX_DEF_QUEUES);
+	/* all once, so that every instance is initialised and disabled */
+	vmx_napi_list(vp, vp->max_queues);
+	vmx_napi_list(vp, vp->qs.nq);
 	vp->qs.tx_size = VMX_DEF_TX_RING;
 	vp->qs.rx_size[0] = VMX_DEF_RX_RING0;
 	vp->qs.rx_size[1] = VMX_DEF_RX_RING1;
@@ -1786,8 +1817,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_napi:
-	for (i = 0; i < vp->max_queues; i++)
-		netif_napi_del(&vp->qv[i].napi);
+	vmx_napi_list(vp, 0);
 	pci_free_irq_vectors(pdev);
 err_free_dma:
 	vmx_free_dma(vp);
@@ -1799,7 +1829,6 @@ err_free_nd:
 static void vmx_remove(struct pci_dev *pdev)
 {
 	struct vmx_priv *vp = pci_get_drvdata(pdev);
-	u32 i;
 
 	/* the works take rtnl: never wait for them under it */
 	unregister_netdev(vp->netdev);
@@ -1807,8 +1836,7 @@ static void vmx_remove(struct pci_dev *pdev)
 	cancel_work_sync(&vp->event_work);
 	if (vp->xdp_prog)
 		bpf_prog_put(vp->xdp_prog);
-	for (i = 0; i < vp->max_queues; i++)
-		netif_napi_del(&vp->qv[i].napi);
+	vmx_napi_list(vp, 0);
 	pci_free_irq_vectors(pdev);
 	vmx_free_dma(vp);
 	free_netdev(vp->netdev);
