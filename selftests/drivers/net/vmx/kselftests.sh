@@ -46,11 +46,11 @@ source "$(dirname "$0")/lib.sh"
 KS_TIMEOUT=${VMX_KSFT_TIMEOUT:-240}
 
 # Per tree (kernel major.minor): KS_RUN, the tests run, in this order
-# (stats.py last, see above; on 7.3 napi_threaded.py after it: writing 0
-# to /sys/class/net/DEV/threaded after "ethtool -L combined 1" never returns,
-# napi_stop_kthread() sleeping for ever on the disabled NAPI of the inactive
-# channel, which vmx keeps registered; see ks_stuck); KS_EXCLUDED, the tests excluded, with the
-# reason; KS_ARGS, a test's arguments (7.3's lib/py takes -t/-T case
+# (stats.py last, see above; on 7.3 napi_threaded.py after it: it used to
+# hang there, writing 0 to /sys/class/net/DEV/threaded after "ethtool -L
+# combined 1" never returning while vmx kept the NAPI of an inactive channel
+# registered; a test stuck like that is reported by ks_stuck); KS_EXCLUDED,
+# the tests excluded, with the reason; KS_ARGS, a test's arguments (7.3's lib/py takes -t/-T case
 # filters); KS_TIMEOUTS, a test's own timeout, in seconds (instead of
 # KS_TIMEOUT); KS_CASE_EXCLUDED["TEST:CASE"], one case of a test that runs
 # excluded, with the reason (passed as -T CASE, reported as a SKIP line). A
@@ -123,6 +123,7 @@ ks_lists_7_3() {
 	# napi_gro_receive is the part about the driver: sw, plain IPv4/IPv6.
 	KS_ARGS[drivers/net/gro.py]="-t test.sw_ipv4_* -t test.sw_ipv6_*"
 	KS_TIMEOUTS[drivers/net/gro.py]=900
+	KS_CASE_EXCLUDED[drivers/net/gro.py:test.sw_ipv4_data_lrg_1byte]="a 1-byte IPv4 segment is a 55-byte frame that arrives padded to 60; QEMU's vmxnet3 reports no checksum result for frames without a vnet header (hub backend), so vmx hands them up CHECKSUM_NONE, and GRO's software check of the TCP checksum covers skb_gro_len(), padding included, so it fails and the segment is not merged (dry run: {100, 1}, want {101}); the IPv6 case (75 bytes, no padding) passes; a device that validates checksums (ESXi) lets GRO merge it"
 	local c
 	for c in test_rxfh_nl_set_indir_ctx test_rxfh_indir_ctx_ntf test_rss_ctx_add test_rss_ctx_ntf; do
 		KS_CASE_EXCLUDED[drivers/net/hw/rss_api.py:$c]="creates additional RSS contexts (ethtool -X context new, rss-create-act); vmx has none, so the first step fails with EOPNOTSUPP instead of skipping"
