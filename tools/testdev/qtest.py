@@ -460,6 +460,141 @@ def case_strict(qemu):
     sock.close()
 
 
+SEQ_KINDS = ("tx-gen", "rx-gen", "tx-reuse", "rx-owned")
+TXB = 0x400000                  # TX buffers outside the TX data ring
+
+
+def lap_gen(k):
+    """the generation of absolute ring position k (rings of NR, gen 1 first)"""
+    return 1 if (k // NR) % 2 == 0 else 0
+
+
+def tx_post(q, k, nfrag=1):
+    """post a 60-byte frame at absolute TX position k in nfrag descriptors
+    as a driver must: the SOP with the wrong generation, the rest with the
+    right one, the SOP's generation flipped last; returns the next position"""
+    f = frame(60)
+    step = 60 // nfrag
+    for j in range(nfrag):
+        i = (k + j) % NR
+        buf = TXB + 0x1000 * i
+        q.write(buf, f[j * step:(j + 1) * step])
+        gen = lap_gen(k + j) ^ (1 if j == 0 else 0)
+        last = (1 << 12 | 1 << 13) if j == nfrag - 1 else 0
+        q.write(TXR + 16 * i, le64(buf) + le32(step | gen << 14) + le32(last))
+    q.write(TXR + 16 * (k % NR) + 8, le32(step | lap_gen(k) << 14))
+    return k + nfrag
+
+
+def rx_rearm(q, k):
+    """hand RX ring 0 position k (absolute) back to the device: address and
+    length first, the generation last"""
+    i = k % NR
+    q.write(RX0 + 16 * i, le64(BUF + 2048 * i) + le32(2048))
+    q.write(RX0 + 16 * i + 8, le32(2048 | lap_gen(k) << 31))
+
+
+def seq_counters(q):
+    return [q.qom(f"stat-violation-{k}") for k in SEQ_KINDS] + [
+        q.qom("stat-violations")]
+
+
+def case_seq_ok(qemu, delay):
+    """hand-over sequences, well formed (tx-delay-us={rev}): no violation"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,tx-delay-us={delay},update-rx-prod=on,"
+              "strict=on", (qport, sock.getsockname()[1])).setup()
+    check(f"sequences, tx-delay-us={delay}: ACTIVATE succeeds",
+          bring_up(q, 3), 0)
+    # TX: an empty doorbell, packets of 1 and 2 descriptors, the same value
+    # twice, 40 more packets (the ring wraps), a late doorbell
+    k = 0
+    q.wr(BAR0 + 0x600, 0)                       # nothing handed over
+    for _ in range(3):
+        k = tx_post(q, k)
+    q.wr(BAR0 + 0x600, k % NR)
+    q.wr(BAR0 + 0x600, k % NR)                  # nothing new
+    k = tx_post(q, k, 2)
+    q.wr(BAR0 + 0x600, k % NR)
+    pkts = 4
+    for n in range(40):
+        k = tx_post(q, k, 2 if n % 7 == 3 else 1)
+        pkts += 1
+        q.wr(BAR0 + 0x600, k % NR)
+        if delay and n % 5 == 4:                # a batch per timer run
+            q.clock_step(delay * 1000)
+    q.wr(BAR0 + 0x600, (k - 3) % NR)            # late: behind the device
+    if delay:
+        q.clock_step(delay * 1000)
+    sent = wait_for(lambda: q.qom("stat-tx-queue0") == pkts and pkts)
+    # RX: both rings announced after ACTIVATE, then 36 frames of 300 bytes
+    # into ring 0, each buffer re-armed and announced (ring 0 wraps)
+    q.wr(BAR0 + 0x800, NR - 1)
+    q.wr(BAR0 + 0xA00, NR - 1)
+    fill = NR - 1
+    for j in range(36):
+        sock.sendto(frame(300), ("127.0.0.1", qport))
+        wait_for(lambda: rx_comp(q, j)[0])
+        rx_rearm(q, fill)
+        fill += 1
+        q.wr(BAR0 + 0x800, fill % NR)
+    q.wr(BAR0 + 0x800, (fill - 2) % NR)         # late
+    q.wr(BAR0 + 0x800, fill % NR)               # nothing new
+    got = q.qom("stat-rx-queue0")
+    check(f"sequences, tx-delay-us={delay}: {pkts} TX packets (ring wrapped),"
+          " 36 RX frames, no violation of any kind",
+          (sent, got, seq_counters(q)), (pkts, 36, [0] * 5))
+    check(f"sequences, tx-delay-us={delay}: no strict-mode violation",
+          strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_seq_bad(qemu, kind):
+    """hand-over sequence broken: {rev}"""
+    sock, qport = udp_pair()
+    delay = 1000 if kind == "tx-reuse" else 0
+    q = QTest(qemu, f",max-revision=3,tx-delay-us={delay},strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"{kind}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    extra = ()
+    if kind == "tx-gen":
+        # a second packet posted with its SOP generation never flipped
+        k = tx_post(q, 0)
+        q.write(TXR + 16 + 8, le32(60 | 0 << 14))
+        q.write(TXR + 16, le64(TXB) + le32(60 | 0 << 14) +
+                le32(1 << 12 | 1 << 13))
+        q.wr(BAR0 + 0x600, k + 1)               # claims descriptors 0 and 1
+        extra = (wait_for(lambda: tx_comp(q, 0)[0]), tx_comp(q, 1)[0])
+        want = (1, 0)
+    elif kind == "rx-gen":
+        q.write(RX0 + 16 * 5 + 8, le32(2048))   # descriptor 5: gen 0
+        q.wr(BAR0 + 0x800, NR - 1)
+    elif kind == "tx-reuse":
+        k = tx_post(q, 0)
+        q.wr(BAR0 + 0x600, k)
+        # the driver rewrites the address before the completion
+        q.write(TXB + 0x8000, frame(60))
+        q.write(TXR, le64(TXB + 0x8000))
+        q.clock_step(delay * 1000)
+        extra = (wait_for(lambda: tx_comp(q, 0)[0]),)
+        want = (1,)
+    elif kind == "rx-owned":
+        q.wr(BAR0 + 0x800, NR - 1)
+        q.write(RX0, le64(BUF + 0x40000))       # address changed, owned
+        sock.sendto(frame(300), ("127.0.0.1", qport))
+        extra = (wait_for(lambda: rx_comp(q, 0)[0]),)
+        want = (1,)
+    if extra:
+        check(f"{kind}: the device went on", extra, want)
+    wantc = [1 if k == kind else 0 for k in SEQ_KINDS] + [1]
+    check(f"{kind}: counted as {kind} only (stat-violation-*,"
+          " stat-violations)", seq_counters(q), wantc)
+    kinds = sorted({ln.split("strict: ")[1].split(":")[0]
+                    for ln in strict_lines(q.close())})
+    check(f"{kind}: reported on stderr by kind", kinds, [kind])
+    sock.close()
+
+
 def case_moderation(qemu, gap):
     """intr-min-gap-us={rev}: a second RX interrupt within the gap waits"""
     sock, qport = udp_pair()
@@ -920,6 +1055,8 @@ def main():
               (case_coal_adaptive, ("off",))]
     cases += [(case_fault_new, (k,)) for k in
               ("eop-break", "link-flap", "activate-refused", "queue-error-tx")]
+    cases += [(case_seq_ok, (0,)), (case_seq_ok, (1000,))]
+    cases += [(case_seq_bad, (k,)) for k in SEQ_KINDS]
     for case, args in cases:
         try:
             case(qemu, *args)
