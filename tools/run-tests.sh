@@ -236,7 +236,7 @@ G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # with 256-byte RX data ring entries): negotiation and what each revision
 # gates.
 G_KERNEL[tdevrev]=6.12
-G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic virtio --smp 4"
+G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic virtio --smp 4"
 G_TESTS[tdevrev]="revisions.sh tdev_queues.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 # 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 24 vCPUs.

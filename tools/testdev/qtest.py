@@ -874,6 +874,20 @@ def case_default(qemu):
     q.close()
 
 
+def case_link_speed(qemu):
+    """link-speed: GET_LINK's upper 16 bits, refused past them"""
+    q = QTest(qemu, ",max-revision=9,link-speed=25000").setup()
+    check("link-speed=25000: GET_LINK up at 25 Gbit/s",
+          q.command(GET_LINK), (25000 << 16) | 1)
+    q.close()
+    p = subprocess.run([qemu, "-machine", "q35", "-accel", "qtest",
+                        "-nodefaults", "-display", "none", "-device",
+                        "vmxnet3,link-speed=100000"],
+                       capture_output=True, text=True, timeout=30)
+    check("link-speed=100000 refused (16 bits)",
+          (p.returncode != 0, "link-speed" in p.stderr), (True, True))
+
+
 def case_rev6(qemu):
     """max-revision=6: selection rules and the rev 3/6 commands"""
     q = QTest(qemu, ",max-revision=6,txdata-size=256").setup()
@@ -1042,7 +1056,8 @@ def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
         text=True).stdout.strip()
-    cases = [(case_default, ()), (case_rev6, ()), (case_rev9, ()),
+    cases = [(case_default, ()), (case_link_speed, ()), (case_rev6, ()),
+             (case_rev9, ()),
              (case_rx, (1,)), (case_rx, (3,)), (case_rx, (6, "off")),
              (case_tx, (0,)), (case_tx, (1000,)),
              (case_rss, ("on",)), (case_rss, ("off",)), (case_strict, ()),

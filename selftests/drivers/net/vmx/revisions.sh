@@ -63,6 +63,13 @@ one_nic() {
 		ethtool -k "$ifc" | grep -q '^tcp-segmentation-offload: off' || rc=1
 		dmesg | grep -q "vmx $bdf: the device disabled TSO" || { echo "no log line for the disabled TSO"; rc=1; }
 	fi
+	# the link speed the device reports (GET_LINK, Mbit/s; the test
+	# device's link-speed, QEMU's 1000 by default), above 10G as well
+	local speed want_speed
+	want_speed=$(testdev_prop "$nic" link-speed); want_speed=${want_speed:-1000}
+	speed=$(ethtool "$ifc" | sed -n 's/^[[:space:]]*Speed: \([0-9]*\)Mb\/s$/\1/p')
+	echo "link speed: ethtool ${speed:-none}Mb/s, the device reports ${want_speed}Mb/s"
+	[ "$speed" = "$want_speed" ] || rc=1
 	if [ "$want" -ge 3 ]; then
 		ethtool -c "$ifc" > /dev/null || { echo "ethtool -c refused at revision $want"; rc=1; }
 	else
