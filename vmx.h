@@ -84,6 +84,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_XDP_ABORTED,
 	VMX_RXS_XDP_FRAGS,	/* multi-buffer frames run through XDP */
 	VMX_RXS_XSK_COPIED,	/* frames copied into AF_XDP buffers */
+	VMX_RXS_INNER_UNUSED,	/* inner results (rev 4+) passed up unused */
 	VMX_RXS_NUM
 };
 
@@ -104,6 +105,8 @@ enum vmx_txq_stat {
 	VMX_TXS_XDP_XMIT_ERR,
 	VMX_TXS_XSK_XMIT,	/* frames sent from an AF_XDP TX ring */
 	VMX_TXS_XSK_BAD,	/* AF_XDP descriptors the device cannot send */
+	VMX_TXS_TSO_TUNNEL,	/* Geneve/VXLAN TSO packets (rev 4+) */
+	VMX_TXS_CSUM_TUNNEL,	/* Geneve/VXLAN inner checksum packets */
 	VMX_TXS_NUM
 };
 

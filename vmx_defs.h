@@ -38,6 +38,13 @@
 /* DCR0 / PTCR0 capability bits (rev 7+) */
 #define VMX_CAP_UDP_RSS		BIT(0)
 #define VMX_CAP_ESP_RSS_IPV4	BIT(1)
+#define VMX_CAP_GENEVE_CSUM	BIT(2)	/* inner checksum offload */
+#define VMX_CAP_GENEVE_TSO	BIT(3)
+#define VMX_CAP_VXLAN_CSUM	BIT(4)
+#define VMX_CAP_VXLAN_TSO	BIT(5)
+#define VMX_CAP_GENEVE_OUTER	BIT(6)	/* outer UDP checksum offload */
+#define VMX_CAP_VXLAN_OUTER	BIT(7)
+#define VMX_CAP_TUNNEL		GENMASK(7, 2)
 #define VMX_CAP_ESP_RSS_IPV6	BIT(9)
 #define VMX_CAP_LARGE_BAR	BIT(16)
 #define VMX_CAP_OOORX_COMP	BIT(17)
@@ -119,6 +126,12 @@ enum vmx_cmd {
 #define VMX_F_RSS		BIT_ULL(1)
 #define VMX_F_RXVLAN		BIT_ULL(2)
 #define VMX_F_LRO		BIT_ULL(3)
+#define VMX_F_RXINNEROFLD	BIT_ULL(4)	/* rev 4+: inner RX offloads */
+
+/* UDP destination ports of the tunnels the device offloads (rev 4+) */
+#define VMX_PORT_VXLAN		4789
+#define VMX_PORT_VXLAN_LINUX	8472
+#define VMX_PORT_GENEVE		6081
 
 /* rxMode */
 #define VMX_RXM_UCAST		BIT(0)
@@ -378,11 +391,14 @@ struct vmx_tx_desc {
 
 #define VMX_TXD_LEN		GENMASK(13, 0)
 #define VMX_TXD_GEN		BIT(14)
+#define VMX_TXD_OCO		BIT(15)	/* rev 4+: outer UDP checksum too */
 #define VMX_TXD_DTYPE		BIT(16)
+#define VMX_TXD_EXT1		BIT(17)	/* rev 7+: offload of inner headers */
 #define VMX_TXD_MSSCOF		GENMASK(31, 18)
 #define VMX_TXD_HLEN		GENMASK(9, 0)
 #define VMX_TXD_OM		GENMASK(11, 10)
 #define   VMX_OM_NONE		0
+#define   VMX_OM_ENCAP		1	/* rev 4..6: tunnel, inner offload */
 #define   VMX_OM_CSUM		2
 #define   VMX_OM_TSO		3
 #define VMX_TXD_EOP		BIT(12)
@@ -417,6 +433,8 @@ struct vmx_rx_comp {
 };
 
 #define VMX_RXC_IDX		GENMASK(11, 0)	/* dword 0 */
+#define VMX_RXC_INNER_FLAGS	BIT(12)	/* rev 4+: flags of the inner headers */
+#define VMX_RXC_INNER		BIT(13)	/* rev 4+: results of the inner ones */
 #define VMX_RXC_EOP		BIT(14)
 #define VMX_RXC_SOP		BIT(15)
 #define VMX_RXC_RQID		GENMASK(25, 16)

@@ -653,6 +653,9 @@ static u64 vmx_upt_features(struct vmx_priv *vp, netdev_features_t f)
 		upt |= VMX_F_LRO;
 	if (f & NETIF_F_HW_VLAN_CTAG_RX)
 		upt |= VMX_F_RXVLAN;
+	/* tunnel offloads (rev 4+): results for the inner headers too */
+	if ((f & NETIF_F_RXCSUM) && vp->netdev->hw_enc_features)
+		upt |= VMX_F_RXINNEROFLD;
 	if (vp->qs.nq > 1)
 		upt |= VMX_F_RSS;
 	return upt;
@@ -1569,9 +1572,11 @@ static int vmx_negotiate(struct vmx_priv *vp)
 
 /*
  * rev 7+: ask for the capabilities vmx uses among those offered (and, for
- * the RSS fields, allowed by pass-through): large-BAR doorbells and UDP /
- * ESP hashing. Out-of-order RX completions are not asked for: the RX path
- * returns buffers in ring order. Only what was asked for is trusted.
+ * the RSS fields and the tunnel offloads, allowed by pass-through):
+ * large-BAR doorbells, UDP / ESP hashing, Geneve/VXLAN inner checksum,
+ * TSO and outer checksum. Out-of-order RX completions are not asked for:
+ * the RX path returns buffers in ring order. Only what was asked for is
+ * trusted.
  */
 static void vmx_negotiate_caps(struct vmx_priv *vp)
 {
@@ -1590,7 +1595,7 @@ static void vmx_negotiate_caps(struct vmx_priv *vp)
 	    VMX_REG_RXPROD2_LB + 8 * VMX_MAX_RX_QUEUES)
 		want |= VMX_CAP_LARGE_BAR;
 	rss = dcr & (VMX_CAP_UDP_RSS | VMX_CAP_ESP_RSS_IPV4 |
-		     VMX_CAP_ESP_RSS_IPV6);
+		     VMX_CAP_ESP_RSS_IPV6 | VMX_CAP_TUNNEL);
 	if (!(ptcr & VMX_CAP_PT_ALLOWED))
 		rss &= ptcr;
 	want |= rss;
@@ -1681,13 +1686,50 @@ static void vmx_disabled_offloads(struct vmx_priv *vp, struct net_device *nd)
 	u32 off = vmx_cmd(vp, VMX_CMD_GET_DISABLED_OFFLOADS);
 
 	if (off & VMX_DISABLED_TSO) {
-		nd->hw_features &= ~(NETIF_F_TSO | NETIF_F_TSO6);
+		nd->hw_features &= ~(NETIF_F_TSO | NETIF_F_TSO6 |
+				     NETIF_F_GSO_UDP_TUNNEL |
+				     NETIF_F_GSO_UDP_TUNNEL_CSUM);
+		nd->hw_enc_features &= ~(NETIF_F_TSO | NETIF_F_TSO6 |
+					 NETIF_F_GSO_UDP_TUNNEL |
+					 NETIF_F_GSO_UDP_TUNNEL_CSUM);
 		dev_info(&vp->pdev->dev, "the device disabled TSO\n");
 	}
 	if (off & VMX_DISABLED_LRO) {
 		nd->hw_features &= ~NETIF_F_LRO;
 		dev_info(&vp->pdev->dev, "the device disabled LRO\n");
 	}
+}
+
+/*
+ * rev 4+: Geneve/VXLAN offloads (inner checksum and TSO, outer UDP
+ * checksum for TSO). From rev 7 only what DCR0 granted: without any of
+ * the inner checksum/TSO capabilities no tunnel offload, without an outer
+ * checksum one no tunnel TSO that needs the outer checksum. Which tunnel
+ * (Geneve or VXLAN) a capability covers is checked per packet in
+ * vmx_features_check().
+ */
+static void vmx_tunnel_features(struct vmx_priv *vp, struct net_device *nd)
+{
+	netdev_features_t f = NETIF_F_GSO_UDP_TUNNEL |
+			      NETIF_F_GSO_UDP_TUNNEL_CSUM;
+
+	if (vp->rev < 4)
+		return;
+	if (vp->rev >= 7) {
+		if (!(vp->caps & (VMX_CAP_GENEVE_CSUM | VMX_CAP_GENEVE_TSO |
+				  VMX_CAP_VXLAN_CSUM | VMX_CAP_VXLAN_TSO)))
+			return;
+		if (!(vp->caps & (VMX_CAP_GENEVE_TSO | VMX_CAP_VXLAN_TSO)))
+			f = 0;
+		if (!(vp->caps & (VMX_CAP_GENEVE_OUTER | VMX_CAP_VXLAN_OUTER)))
+			f &= ~NETIF_F_GSO_UDP_TUNNEL_CSUM;
+	}
+	nd->hw_enc_features = NETIF_F_SG | NETIF_F_IP_CSUM |
+			      NETIF_F_IPV6_CSUM | NETIF_F_RXCSUM;
+	if (f)
+		nd->hw_enc_features |= NETIF_F_TSO | NETIF_F_TSO6 | f;
+	/* with only inner checksums granted there is no GSO type to offer */
+	nd->hw_features |= f;
 }
 
 static const char *const vmx_intr_names[] = {
@@ -1797,6 +1839,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			  NETIF_F_HW_VLAN_CTAG_RX | NETIF_F_HW_VLAN_CTAG_FILTER;
 	if (vp->max_queues > 1)
 		nd->hw_features |= NETIF_F_RXHASH;
+	vmx_tunnel_features(vp, nd);
 	if (vp->rev >= 9)
 		vmx_disabled_offloads(vp, nd);
 	nd->features = nd->hw_features | NETIF_F_HIGHDMA;

@@ -34,6 +34,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "xdp_aborted",	VMX_RXS_XDP_ABORTED },
 	{ "xdp_frags",		VMX_RXS_XDP_FRAGS },
 	{ "xsk_copied",		VMX_RXS_XSK_COPIED },
+	{ "inner_unused",	VMX_RXS_INNER_UNUSED },
 };
 
 /* per TX queue, printed as txN_<name> (XDP queues as xdptxN_<name>) */
@@ -49,6 +50,8 @@ static const struct vmx_stat_desc vmx_tx_stats[] = {
 	{ "xdp_xmit_errors",	VMX_TXS_XDP_XMIT_ERR },
 	{ "xsk_xmit",		VMX_TXS_XSK_XMIT },
 	{ "xsk_invalid",		VMX_TXS_XSK_BAD },
+	{ "tso_tunnel",		VMX_TXS_TSO_TUNNEL },
+	{ "csum_tunnel",	VMX_TXS_CSUM_TUNNEL },
 };
 
 /* device-wide counters from the device, no standard home */

@@ -22,6 +22,7 @@
 #include <linux/ipv6.h>
 #include <linux/swiotlb.h>
 #include <linux/tcp.h>
+#include <linux/udp.h>
 #include <net/ip6_checksum.h>
 
 #include "vmx.h"
@@ -554,19 +555,90 @@ static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	return true;
 }
 
+/* Did the device verify the IP and TCP/UDP checksums it describes? */
+static bool vmx_rx_csum_ok(struct vmx_rxq *rxq, u32 dw0, u32 dw3)
+{
+	if (!(rxq->vp->netdev->features & NETIF_F_RXCSUM) ||
+	    (dw0 & VMX_RXC_CNC) || !(dw3 & (VMX_RXC_TCP | VMX_RXC_UDP)))
+		return false;
+	if (dw3 & VMX_RXC_V4)
+		return (dw3 & VMX_RXC_IPC) && (dw3 & VMX_RXC_TUC);
+	if (dw3 & VMX_RXC_V6)
+		return dw3 & VMX_RXC_TUC;
+	return false;
+}
+
+/*
+ * The outer headers of a Geneve/VXLAN frame whose outer UDP checksum is 0:
+ * Ethernet, IPv4 (not a fragment) or IPv6, UDP to a tunnel port the device
+ * offloads. Read with skb_header_pointer(), nothing assumed.
+ */
+static bool vmx_rx_tunnel_nocsum(const struct sk_buff *skb)
+{
+	const struct udphdr *uh;
+	u32 off = ETH_HLEN;
+	struct udphdr _uh;
+	__be16 proto;
+	u8 l4;
+
+	proto = ((const struct ethhdr *)skb->data)->h_proto;
+	if (proto == htons(ETH_P_IP)) {
+		const struct iphdr *iph;
+		struct iphdr _iph;
+
+		iph = skb_header_pointer(skb, off, sizeof(_iph), &_iph);
+		if (!iph || iph->ihl < 5 || ip_is_fragment(iph))
+			return false;
+		l4 = iph->protocol;
+		off += iph->ihl * 4;
+	} else if (proto == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6;
+		struct ipv6hdr _ip6;
+
+		ip6 = skb_header_pointer(skb, off, sizeof(_ip6), &_ip6);
+		if (!ip6)
+			return false;
+		l4 = ip6->nexthdr;
+		off += sizeof(*ip6);
+	} else {
+		return false;
+	}
+	if (l4 != IPPROTO_UDP)
+		return false;
+	uh = skb_header_pointer(skb, off, sizeof(_uh), &_uh);
+	return uh && !uh->check &&
+	       (uh->dest == htons(VMX_PORT_VXLAN) ||
+		uh->dest == htons(VMX_PORT_VXLAN_LINUX) ||
+		uh->dest == htons(VMX_PORT_GENEVE));
+}
+
+/*
+ * rev 4+, completion dword 0 bit 13 (or 12): the checksum results are the
+ * inner headers' of a tunnelled frame. They are claimed only when the
+ * inner TCP/UDP checksum is the first one of the frame (a Geneve/VXLAN
+ * frame with a zero outer UDP checksum: csum_level 0); any other frame
+ * goes up without a result, counted in rxN_inner_unused, and the stack
+ * checks it.
+ */
+static void vmx_rx_csum_inner(struct vmx_rxq *rxq, struct sk_buff *skb,
+			      u32 dw0, u32 dw3)
+{
+	skb_checksum_none_assert(skb);
+	if (vmx_rx_csum_ok(rxq, dw0, dw3) && vmx_rx_tunnel_nocsum(skb)) {
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		vmx_rxq_add(rxq, VMX_RXS_CSUM_OK, 1);
+		return;
+	}
+	vmx_rxq_add(rxq, VMX_RXS_CSUM_NONE, 1);
+	vmx_rxq_add(rxq, VMX_RXS_INNER_UNUSED, 1);
+}
+
 static void vmx_rx_csum(struct vmx_rxq *rxq, struct sk_buff *skb, u32 dw0,
 			u32 dw3)
 {
-	bool ok = false;
+	bool ok = vmx_rx_csum_ok(rxq, dw0, dw3);
 
 	skb_checksum_none_assert(skb);
-	if ((rxq->vp->netdev->features & NETIF_F_RXCSUM) &&
-	    !(dw0 & VMX_RXC_CNC) && (dw3 & (VMX_RXC_TCP | VMX_RXC_UDP))) {
-		if (dw3 & VMX_RXC_V4)
-			ok = (dw3 & VMX_RXC_IPC) && (dw3 & VMX_RXC_TUC);
-		else if (dw3 & VMX_RXC_V6)
-			ok = dw3 & VMX_RXC_TUC;
-	}
 	if (ok) {
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		vmx_rxq_add(rxq, VMX_RXS_CSUM_OK, 1);
@@ -671,6 +743,7 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 	u32 dw0 = le32_to_cpu(eop->dw[0]);
 	u32 dw2 = le32_to_cpu(eop->dw[2]);
 	u32 dw3 = le32_to_cpu(eop->dw[3]);
+	bool inner;
 
 	if (!counted)
 		vmx_rx_count(rxq, skb->len);
@@ -679,13 +752,20 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 		napi_consume_skb(skb, 1);
 		return;
 	}
-	vmx_rx_csum(rxq, skb, dw0, dw3);
+	/* reserved below rev 4 */
+	inner = rxq->vp->rev >= 4 &&
+		(dw0 & (VMX_RXC_INNER | VMX_RXC_INNER_FLAGS));
+	if (inner)
+		vmx_rx_csum_inner(rxq, skb, dw0, dw3);
+	else
+		vmx_rx_csum(rxq, skb, dw0, dw3);
 	if (FIELD_GET(VMX_RXC_TYPE, dw3) != VMX_RXC_TYPE_LRO)
 		vmx_rx_hash(skb, dw0, le32_to_cpu(eop->dw[1]));
 	if ((dw2 & VMX_RXC_TS) && (nd->features & NETIF_F_HW_VLAN_CTAG_RX))
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       FIELD_GET(VMX_RXC_TCI, dw2));
-	if (nd->features & NETIF_F_LRO)
+	/* the flags describe the inner headers: no plain-TCP parse for them */
+	if ((nd->features & NETIF_F_LRO) && !inner)
 		vmx_rx_lro(rxq, skb, lro_mss, dw3);
 	skb_record_rx_queue(skb, rxq->qid);
 	skb->protocol = eth_type_trans(skb, nd);

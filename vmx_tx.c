@@ -12,6 +12,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
+#include <linux/udp.h>
 #include <net/ip6_checksum.h>
 #include <net/tso.h>
 
@@ -381,8 +382,11 @@ struct vmx_tx_plan {
 	u32 hlen;
 	u32 msscof;
 	u32 om;
+	u32 dw2;	/* VMX_TXD_OCO, VMX_TXD_EXT1 */
 	u32 ndesc;
 	u32 pkts;	/* wire packets */
+	bool tso;
+	bool tunnel;	/* the offload is of a tunnel's inner headers */
 };
 
 static u32 vmx_chunks(u32 len)
@@ -407,6 +411,55 @@ static u32 vmx_tx_count(const struct sk_buff *skb, u32 off)
 	return n;
 }
 
+/*
+ * Is the offload @skb asks for (TSO, or the checksum) one of a UDP
+ * tunnel's inner headers? vmx_features_check() let it through only for a
+ * tunnel the device offloads.
+ */
+static bool vmx_tx_inner(const struct sk_buff *skb)
+{
+	if (!skb->encapsulation)
+		return false;
+	if (skb_is_gso(skb))
+		return skb_shinfo(skb)->gso_type &
+		       (SKB_GSO_UDP_TUNNEL | SKB_GSO_UDP_TUNNEL_CSUM);
+	return skb->ip_summed == CHECKSUM_PARTIAL &&
+	       skb_checksum_start(skb) == skb_inner_transport_header(skb);
+}
+
+/*
+ * Geneve/VXLAN (rev 4+): hlen covers the headers up to the end of the
+ * inner TCP header; revisions 4..6 say "tunnel" with offload mode 1 and
+ * tell TSO (msscof = MSS) from the checksum (msscof = 0), from revision 7
+ * mode 3 or 2 with ext1 (msscof = MSS or the inner checksum field). oco
+ * asks for the outer UDP checksum of every segment.
+ */
+static void vmx_tx_plan_tunnel(struct vmx_txq *txq, struct sk_buff *skb,
+			       struct vmx_tx_plan *p)
+{
+	bool rev7 = txq->vp->rev >= 7;
+
+	p->tunnel = true;
+	p->hlen = skb_inner_tcp_all_headers(skb);
+	if (rev7)
+		p->dw2 = VMX_TXD_EXT1;
+	if (skb_is_gso(skb)) {
+		p->tso = true;
+		p->om = rev7 ? VMX_OM_TSO : VMX_OM_ENCAP;
+		p->msscof = skb_shinfo(skb)->gso_size;
+		p->pkts = skb_shinfo(skb)->gso_segs;
+		if (skb_shinfo(skb)->gso_type & SKB_GSO_UDP_TUNNEL_CSUM)
+			p->dw2 |= VMX_TXD_OCO;
+		p->copy = p->hlen;
+	} else {
+		p->om = rev7 ? VMX_OM_CSUM : VMX_OM_ENCAP;
+		p->msscof = rev7 ? skb_checksum_start_offset(skb) +
+				   skb->csum_offset : 0;
+		p->copy = min_t(u32, skb_headlen(skb), txq->data_desc_size);
+		p->copy = max(p->copy, p->hlen);
+	}
+}
+
 static int vmx_tx_plan(struct vmx_txq *txq, struct sk_buff *skb,
 		       struct vmx_tx_plan *p)
 {
@@ -414,8 +467,13 @@ static int vmx_tx_plan(struct vmx_txq *txq, struct sk_buff *skb,
 
 	memset(p, 0, sizeof(*p));
 	p->pkts = 1;
-	if (skb_is_gso(skb)) {
+	if (vmx_tx_inner(skb)) {
+		vmx_tx_plan_tunnel(txq, skb, p);
+		if (p->tso)
+			max = VMX_TX_MAX_DESC_TSO;
+	} else if (skb_is_gso(skb)) {
 		p->om = VMX_OM_TSO;
+		p->tso = true;
 		p->hlen = skb_tcp_all_headers(skb);
 		p->msscof = skb_shinfo(skb)->gso_size;
 		p->pkts = skb_shinfo(skb)->gso_segs;
@@ -449,25 +507,40 @@ static int vmx_tx_plan(struct vmx_txq *txq, struct sk_buff *skb,
 	return 0;
 }
 
-/* The device expects TSO headers with pseudo-header sums of length 0. */
-static void vmx_tx_seed_tso(struct sk_buff *skb, u8 *hdr)
+/*
+ * The device expects TSO headers with pseudo-header sums of length 0: in
+ * the copy @hdr of the headers, the IP header at @l3 (IPv4 if @v4), the TCP
+ * header at @l4.
+ */
+static void vmx_tx_seed(u8 *hdr, u32 l3, u32 l4, bool v4)
 {
-	struct tcphdr *th = (struct tcphdr *)(hdr + skb_transport_offset(skb));
+	struct tcphdr *th = (struct tcphdr *)(hdr + l4);
 
-	if (skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4) {
-		struct iphdr *iph = (struct iphdr *)(hdr +
-						     skb_network_offset(skb));
+	if (v4) {
+		struct iphdr *iph = (struct iphdr *)(hdr + l3);
 
 		iph->check = 0;
 		th->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, 0,
 					       IPPROTO_TCP, 0);
 	} else {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)(hdr +
-							 skb_network_offset(skb));
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)(hdr + l3);
 
 		th->check = ~csum_ipv6_magic(&ip6->saddr, &ip6->daddr, 0,
 					     IPPROTO_TCP, 0);
 	}
+}
+
+/* Plain TSO seeds its TCP header, tunnel TSO the inner one. */
+static void vmx_tx_seed_tso(struct sk_buff *skb, u8 *hdr, bool tunnel)
+{
+	if (tunnel)
+		vmx_tx_seed(hdr, skb_inner_network_offset(skb),
+			    skb_inner_transport_offset(skb),
+			    inner_ip_hdr(skb)->version == 4);
+	else
+		vmx_tx_seed(hdr, skb_network_offset(skb),
+			    skb_transport_offset(skb),
+			    skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4);
 }
 
 static void vmx_tx_desc(struct vmx_txq *txq, u32 idx, dma_addr_t dma,
@@ -651,8 +724,8 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	hdr = txq->data_ring + sop * txq->data_desc_size;
 	if (skb_copy_bits(skb, 0, hdr, p.copy))
 		goto drop;
-	if (p.om == VMX_OM_TSO)
-		vmx_tx_seed_tso(skb, hdr);
+	if (p.tso)
+		vmx_tx_seed_tso(skb, hdr, p.tunnel);
 
 	/* SOP points into the data ring; its generation is still invalid */
 	vmx_tx_desc(txq, sop, txq->data_ring_pa + sop * txq->data_desc_size,
@@ -679,7 +752,8 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 		dw3 |= VMX_TXD_TI | FIELD_PREP(VMX_TXD_TCI,
 					       skb_vlan_tag_get(skb));
 	d->dw3 = cpu_to_le32(dw3);
-	dw2 = le32_to_cpu(d->dw2) | FIELD_PREP(VMX_TXD_MSSCOF, p.msscof);
+	dw2 = le32_to_cpu(d->dw2) | FIELD_PREP(VMX_TXD_MSSCOF, p.msscof) |
+	      p.dw2;
 	d->dw2 = cpu_to_le32(dw2);
 
 	/*
@@ -697,11 +771,13 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	u64_stats_update_begin(&txq->stats.syncp);
 	txq->stats.s[VMX_TXS_PACKETS] += p.pkts;
 	txq->stats.s[VMX_TXS_BYTES] += len;
-	if (p.om == VMX_OM_TSO) {
+	if (p.tso) {
 		txq->stats.s[VMX_TXS_TSO_PKTS]++;
 		txq->stats.s[VMX_TXS_TSO_BYTES] += len;
-	} else if (p.om == VMX_OM_CSUM) {
+		txq->stats.s[VMX_TXS_TSO_TUNNEL] += p.tunnel;
+	} else if (p.om != VMX_OM_NONE) {
 		txq->stats.s[VMX_TXS_CSUM]++;
+		txq->stats.s[VMX_TXS_CSUM_TUNNEL] += p.tunnel;
 	}
 	u64_stats_update_end(&txq->stats.syncp);
 
@@ -724,6 +800,64 @@ drop:
 	return NETDEV_TX_OK;
 }
 
+/* a UDP port of a tunnel the device knows: Geneve (true) or VXLAN */
+static bool vmx_tx_tunnel_port(__be16 port, bool *geneve)
+{
+	*geneve = port == htons(VMX_PORT_GENEVE);
+	return *geneve || port == htons(VMX_PORT_VXLAN) ||
+	       port == htons(VMX_PORT_VXLAN_LINUX);
+}
+
+/* the protocol after an IPv4 or IPv6 header, 0 for anything else */
+static u8 vmx_tx_l4_proto(__be16 l3, const struct iphdr *iph,
+			  const struct ipv6hdr *ip6)
+{
+	if (l3 == htons(ETH_P_IP))
+		return iph->protocol;
+	if (l3 == htons(ETH_P_IPV6))
+		return ip6->nexthdr;
+	return 0;
+}
+
+/*
+ * A tunnelled frame the device can offload: rev 4+, UDP to the Geneve or
+ * VXLAN port, inner Ethernet with IPv4 or IPv6 and TCP, the headers up to
+ * the end of the inner TCP header in one data ring entry; from rev 7 the
+ * capabilities for that tunnel granted.
+ */
+static bool vmx_tx_tunnel_ok(struct vmx_priv *vp, struct sk_buff *skb)
+{
+	u32 hlen, need, gso_type = skb_shinfo(skb)->gso_type;
+	bool geneve;
+
+	if (vp->rev < 4 || skb->inner_protocol_type != ENCAP_TYPE_ETHER ||
+	    skb->inner_protocol != htons(ETH_P_TEB))
+		return false;
+	if (vmx_tx_l4_proto(vlan_get_protocol(skb), ip_hdr(skb),
+			    ipv6_hdr(skb)) != IPPROTO_UDP ||
+	    !vmx_tx_tunnel_port(udp_hdr(skb)->dest, &geneve))
+		return false;
+	/* the inner headers were pushed whole: they are linear */
+	if (skb_inner_network_offset(skb) + sizeof(struct ipv6hdr) >
+	    skb_headlen(skb) ||
+	    vmx_tx_l4_proto(inner_eth_hdr(skb)->h_proto, inner_ip_hdr(skb),
+			    inner_ipv6_hdr(skb)) != IPPROTO_TCP)
+		return false;
+	hlen = skb_inner_tcp_all_headers(skb);
+	if (hlen > skb_headlen(skb) ||
+	    hlen > min_t(u32, vp->txdata_size, VMX_TX_MAX_HLEN))
+		return false;
+	if (vp->rev < 7)
+		return true;
+	if (skb_is_gso(skb))
+		need = geneve ? VMX_CAP_GENEVE_TSO : VMX_CAP_VXLAN_TSO;
+	else
+		need = geneve ? VMX_CAP_GENEVE_CSUM : VMX_CAP_VXLAN_CSUM;
+	if (skb_is_gso(skb) && (gso_type & SKB_GSO_UDP_TUNNEL_CSUM))
+		need |= geneve ? VMX_CAP_GENEVE_OUTER : VMX_CAP_VXLAN_OUTER;
+	return (vp->caps & need) == need;
+}
+
 /**
  * vmx_features_check() - drop offloads the device cannot do for @skb
  * @skb: frame
@@ -731,7 +865,9 @@ drop:
  * @features: offloads the stack wants to use
  *
  * Offloaded headers must fit one TX data ring entry and the descriptor
- * fields; anything else falls back to software.
+ * fields; an offload of a tunnel's inner headers needs a tunnel the
+ * device offloads (vmx_tx_tunnel_ok()). Anything else falls back to
+ * software.
  *
  * Return: the usable features.
  */
@@ -743,6 +879,13 @@ netdev_features_t vmx_features_check(struct sk_buff *skb,
 	u32 dsz = vp->txdata_size;
 
 	features = vlan_features_check(skb, features);
+	if (vmx_tx_inner(skb)) {
+		if (!vmx_tx_tunnel_ok(vp, skb) ||
+		    (skb_is_gso(skb) &&
+		     skb_shinfo(skb)->gso_size >= VMX_TX_MAX_BUF))
+			features &= ~(NETIF_F_CSUM_MASK | NETIF_F_GSO_MASK);
+		return features;
+	}
 	if (skb_is_gso(skb)) {
 		if (skb_tcp_all_headers(skb) > min_t(u32, dsz, VMX_TX_MAX_HLEN) ||
 		    skb_shinfo(skb)->gso_size >= VMX_TX_MAX_BUF)

@@ -29,7 +29,8 @@
 #   msi       6.12, test devices with msix=off (no MSI-X capability): the
 #             driver's MSI fallback; link, ping, TCP, XDP actions
 #   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
-#             revision, ethtool controls, XDP on data-ring frames, RSS
+#             revision, ethtool controls, XDP on data-ring frames, RSS,
+#             Geneve/VXLAN TSO (DCR0 offers the tunnel bits 2..7)
 #   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
@@ -217,11 +218,12 @@ G_TESTS[msi]="link.sh ping.sh tcp.sh xdp_basic.sh"
 G_ENV[msi]="VMX_MODE=msi testdev monitor"
 # The highest revision, strict checks, RSS over 2 queues (--smp 2): what of
 # the core and XDP suites fits in about 12 minutes; tdevfull runs them all.
-TDEV_HUB3="--nic vmxnet3t --nic vmxnet3t --nic virtio --smp 2"
+# DCR0 offers the tunnel offloads (bits 2..7; tunnel_tso.sh), nothing else.
+TDEV_HUB3="--nic vmxnet3t:dcr0=0xfc --nic vmxnet3t:dcr0=0xfc --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
-	xdp_rxmeta.sh xdp_xsk.sh"
+	xdp_rxmeta.sh xdp_xsk.sh tunnel_tso.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell with interrupt
 # moderation (first NIC), and faults: on command to the first NIC, at a
