@@ -173,7 +173,7 @@ cpumap_pass() {
 	timeout -s INT 120 xdp-bench redirect-cpu -c 0 -r pass "$DUT" >"$VMX_TMP/cpumap.out" 2>&1 &
 	pid=$!
 	_vmx_bg+=("$pid")
-	if wait_for 20 _bench_mode drv; then
+	if bench_ready "$VMX_TMP/cpumap.out" drv; then
 		dr_mark
 		counted 'rx[0-9]+_xdp_redirect' 40 pass_exact 40 || rc=1
 		dr_moved 10 || rc=1

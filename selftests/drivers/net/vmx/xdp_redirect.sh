@@ -123,7 +123,7 @@ cpumap_start() {
 	timeout -s INT 120 xdp-bench redirect-cpu -c 0 -r pass "$DUT" >"$VMX_TMP/cpumap.out" 2>&1 &
 	BPID=$!
 	_vmx_bg+=($BPID)
-	wait_for 20 _bench_mode drv || { cat "$VMX_TMP/cpumap.out"; return 1; }
+	bench_ready "$VMX_TMP/cpumap.out" drv || { cat "$VMX_TMP/cpumap.out"; return 1; }
 	xdp_native "$DUT"
 }
 cpumap_ping() {
