@@ -219,7 +219,7 @@ G_ENV[msi]="VMX_MODE=msi testdev monitor"
 # The highest revision, strict checks, RSS over 2 queues (--smp 2): what of
 # the core and XDP suites fits in about 12 minutes; tdevfull runs them all.
 # DCR0 offers the tunnel offloads (bits 2..7; tunnel_tso.sh), nothing else.
-TDEV_HUB3="--nic vmxnet3t:dcr0=0xfc --nic vmxnet3t:dcr0=0xfc --nic virtio --smp 2"
+TDEV_HUB3="--nic vmxnet3t:dcr0=0xfc,ptcr0=0x80000000 --nic vmxnet3t:dcr0=0xfc,ptcr0=0x80000000 --nic virtio --smp 2"
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
