@@ -667,8 +667,10 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
  * taken from the completion: a frame that is not plain TCP right after an
  * IPv4 or IPv6 header (a tunnel, a header the device misparsed) goes up
  * without GSO fields. A segment size from a type-4 completion is used only
- * when it fits the frame and the MTU; otherwise it comes from the MTU, and
- * the segment count always from the payload.
+ * when it fits the frame and the MTU, and then an aggregate shorter than
+ * the MTU (segments smaller than the MTU allows) is one too; without it
+ * the size comes from the MTU and only a frame longer than the MTU is an
+ * aggregate. The segment count always comes from the payload.
  */
 static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		       u32 dw3)
@@ -680,7 +682,7 @@ static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 	__be16 proto;
 
 	if (!(dw3 & VMX_RXC_TCP) || !(dw3 & (VMX_RXC_V4 | VMX_RXC_V6)) ||
-	    skb->len <= mtu + ETH_HLEN)
+	    (!mss && skb->len <= mtu + ETH_HLEN))
 		return;
 	proto = ((struct ethhdr *)skb->data)->h_proto;
 	if (v6 && proto == htons(ETH_P_IPV6)) {
