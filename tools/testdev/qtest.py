@@ -212,13 +212,14 @@ def le64(v):
     return struct.pack("<Q", v)
 
 
-def bring_up(q, rev, rxdata=DSZ):
+def bring_up(q, rev, rxdata=DSZ, upt=0):
     """VRRS, shared area, rings, ACTIVATE; returns the CMD read-back"""
     q.vd(VRRS, 1 << (rev - 1))
     q.vd(UVRS, 1)
     q.cmd(f"memset 0x{SH:x} 0x20000 0")
     q.write(SH, le32(0xBABEFEE1))
     q.write(SH + 12, le32(2 | 1 << 2))          # 64-bit Linux
+    q.write(SH + 24, le64(upt))                 # misc.uptFeatures
     q.write(SH + 16, le32(1) + le32(1))
     q.write(SH + 40, le64(QD))
     q.write(SH + 52, le32(512) + le32(1500) + le16(1) + bytes([1, 1]))
@@ -1305,6 +1306,87 @@ def case_tunnel_bad(qemu, rev):
     sock.close()
 
 
+UPDATE_FEATURE = 0xCAFE0009
+F_RXCSUM, F_RXINNEROFLD = 1, 1 << 4
+
+
+def rx_csum(q, i):
+    """(gen, bits 13:12, cnc, v4, v6, tcp, udp, ipc, tuc) of RX
+    completion i"""
+    d0, _, _, d3 = struct.unpack("<IIII", q.read(RXC + 16 * i, 16))
+    return (d3 >> 31, d0 >> 12 & 3, d0 >> 30 & 1, d3 >> 21 & 1, d3 >> 20 & 1,
+            d3 >> 18 & 1, d3 >> 17 & 1, d3 >> 19 & 1, d3 >> 16 & 1)
+
+
+def case_rx_inner(qemu, rev, upt, props=""):
+    """inner RX results at rev {rev}"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision={rev},strict=on{props}",
+              (qport, sock.getsockname()[1])).setup()
+    what = f"RX inner rev {rev} uptFeatures 0x{upt:x}{props}"
+    check(f"{what}: ACTIVATE succeeds", bring_up(q, rev, upt=upt), 0)
+    on = rev >= 4 and upt & F_RXINNEROFLD and "off" not in props
+    k = 0
+
+    def rx(data):
+        nonlocal k
+        sock.sendto(data, ("127.0.0.1", qport))
+        c = wait_for(lambda: rx_csum(q, k)[0] and rx_csum(q, k))
+        k += 1
+        return c
+    # QEMU's result on a hub: no checksum evaluated
+    none = (1, 0, 1, 0, 0, 0, 0, 0, 0)
+    payload = bytes((i * 5 + 1) & 0xFF for i in range(200))
+    good, _ = tun_frame(4789, False, False, payload, ucsum="zero")
+    check(f"{what}: VXLAN 4789 v4/v4 TCP, checksums right: "
+          + ("bits 13:12, v4 tcp ipc tuc" if on else "QEMU's result"),
+          rx(good), (1, 3, 0, 1, 0, 1, 0, 1, 1) if on else none)
+    bad = bytearray(good)
+    bad[-1] ^= 0x5A
+    check(f"{what}: inner TCP checksum wrong: "
+          + ("bits 13:12, tuc clear" if on else "QEMU's result"),
+          rx(bytes(bad)), (1, 3, 0, 1, 0, 1, 0, 1, 0) if on else none)
+    if not on:
+        check(f"{what}: no inner results counted",
+              [q.qom("stat-rx-inner"), q.qom("stat-rx-inner-bad")], [0, 0])
+        check(f"{what}: QEMU alive", q.alive(), True)
+        q.close()
+        sock.close()
+        return
+    g6, _ = tun_frame(6081, True, True, payload[:30], ucsum="ok")
+    check(f"{what}: Geneve v6/v6 TCP through the data ring "
+          f"({len(g6)} bytes): bits 13:12, v6 tcp tuc",
+          rx(g6), (1, 3, 0, 0, 1, 1, 0, 0, 1))
+    bip = bytearray(good)
+    bip[14 + 20 + 16 + 14 + 10] ^= 0x01         # inner IPv4 checksum
+    check(f"{what}: inner IPv4 header checksum wrong: ipc clear, tuc set",
+          rx(bytes(bip)), (1, 3, 0, 1, 0, 1, 0, 0, 1))
+    check(f"{what}: a truncated VXLAN frame (inner IP length past the end):"
+          " QEMU's result", rx(good[:-40]), none)
+    check(f"{what}: a VXLAN frame cut inside the inner IP header:"
+          " QEMU's result", rx(good[:14 + 20 + 16 + 14 + 12]), none)
+    other = bytearray(good)
+    other[14 + 20 + 2:14 + 20 + 4] = struct.pack("!H", 4790)
+    check(f"{what}: another UDP port: QEMU's result", rx(bytes(other)),
+          none)
+    check(f"{what}: counters (stat-rx-inner, stat-rx-inner-bad)",
+          [q.qom("stat-rx-inner"), q.qom("stat-rx-inner-bad")], [4, 2])
+    # UPDATE_FEATURE without RXINNEROFLD: QEMU's result again
+    q.write(SH + 24, le64(upt & ~F_RXINNEROFLD))
+    q.command(UPDATE_FEATURE)
+    check(f"{what}: after UPDATE_FEATURE without RXINNEROFLD: no inner "
+          "result", rx(good), none)
+    q.write(SH + 24, le64(upt))
+    q.command(UPDATE_FEATURE)
+    check(f"{what}: RXINNEROFLD set again by UPDATE_FEATURE: bits 13:12",
+          rx(good), (1, 3, 0, 1, 0, 1, 0, 1, 1))
+    check(f"{what}: QEMU alive, no strict-mode violation, frames counted",
+          (q.alive(), q.qom("stat-violations"), q.qom("stat-rx-queue0")),
+          (True, 0, k))
+    check(f"{what}: nothing on stderr", strict_lines(q.close()), [])
+    sock.close()
+
+
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
@@ -1332,6 +1414,12 @@ def main():
               (case_tunnel_csum, (4,)), (case_tunnel_csum, (7,)),
               (case_tunnel_bad, (4,)), (case_tunnel_bad, (5,)),
               (case_tunnel_bad, (7,))]
+    cases += [(case_rx_inner, (9, F_RXCSUM | F_RXINNEROFLD)),
+              (case_rx_inner, (4, F_RXINNEROFLD)),
+              (case_rx_inner, (9, F_RXCSUM)),
+              (case_rx_inner, (3, F_RXCSUM | F_RXINNEROFLD)),
+              (case_rx_inner, (9, F_RXCSUM | F_RXINNEROFLD,
+                               ",rx-inner-results=off"))]
     for case, args in cases:
         try:
             case(qemu, *args)

@@ -14,6 +14,12 @@
 # still, the copy as exact. SKIP below revision 4 (QEMU's stock device is
 # revision 1) and when the device granted no tunnel offload (rev 7+
 # without DCR0 bits 3/5).
+# RX inner results: on the test device with patch 0020 (stat-rx-inner
+# readable), the VXLAN 4789 noudpcsum peer->DUT transfer must be completed
+# with inner checksum results (stat-rx-inner moves) that vmx uses: the
+# qstats rx-csum-unnecessary grows by at least 90% of that (6.10+ kernels)
+# and no rx*_inner_unused (an outer checksum of 0: the inner result is the
+# frame's first checksum, vmx_rx_csum_inner takes it).
 # vmx-timeout: 400
 source "$(dirname "$0")/lib.sh"
 
@@ -75,6 +81,52 @@ tx_sum() {
 	ethtool -S "$DUT" | awk -v f="_$1:" '$1 ~ /^tx[0-9]+_/ && index($1, f) { s += $2 } END { print s + 0 }'
 }
 
+# sum of a per-queue ethtool -S counter over the DUT's RX queues
+rx_sum() {
+	ethtool -S "$DUT" | awk -v f="_$1:" '$1 ~ /^rx[0-9]+_/ && index($1, f) { s += $2 } END { print s + 0 }'
+}
+
+# the DUT's qstats rx-csum-unnecessary (vmx's checksum-verified frames,
+# every queue); empty without qstats (kernels before 6.10)
+rx_csum_unnecessary() {
+	nl_qstats dev "$DUT" 2>/dev/null | awk '$1 == "rx-csum-unnecessary" { print $2 }'
+}
+
+# rx_inner_case NAME DIR: is this the transfer whose inner RX results are
+# checked? The noudpcsum VXLAN tunnel, peer->DUT, on a test device that
+# reports them (patch 0020: stat-rx-inner readable).
+rx_inner_case() {
+	[ -n "$TD" ] && [ "$1" = vxlan4789 ] && [ "$2" = in ] &&
+		testdev_stat "$TD" rx-inner > /dev/null 2>&1
+}
+
+# rx_inner_snap: "stat-rx-inner stat-rx-inner-bad rx-csum-unnecessary
+# inner_unused" now (rx-csum-unnecessary "-" without qstats)
+rx_inner_snap() {
+	local ok
+	ok=$(rx_csum_unnecessary)
+	echo "$(testdev_stat "$TD" rx-inner) $(testdev_stat "$TD" rx-inner-bad) ${ok:--} $(rx_sum inner_unused)"
+}
+
+# rx_inner_check NAME BEFORE AFTER (rx_inner_snap's words): the device
+# completed frames of the transfer with inner results and vmx used them.
+rx_inner_check() {
+	local name=$1 i0 b0 o0 u0 i1 b1 o1 u1 di
+	read -r i0 b0 o0 u0 <<< "$2"
+	read -r i1 b1 o1 u1 <<< "$3"
+	di=$((i1 - i0))
+	echo "$name in: test device stat-rx-inner +$di, stat-rx-inner-bad +$((b1 - b0)); vmx rx-csum-unnecessary $([ "$o0" = - ] || [ "$o1" = - ] && echo "(no qstats)" || echo "+$((o1 - o0))"), rx*_inner_unused +$((u1 - u0))"
+	[ "$di" -gt 0 ] ||
+		{ echo "no frame completed with inner results (does vmx set RXINNEROFLD?)"; return 1; }
+	if [ "$o0" != - ] && [ "$o1" != - ] &&
+	   [ $(((o1 - o0) * 10)) -lt $((di * 9)) ]; then
+		echo "rx-csum-unnecessary grew by less than 90% of stat-rx-inner's +$di: vmx did not use the inner results"
+		return 1
+	fi
+	[ "$u1" = "$u0" ] ||
+		{ echo "inner results passed up unused on a tunnel whose outer UDP checksum is 0"; return 1; }
+}
+
 peer_csum_errors() {
 	local snmp
 	snmp=$(pexec cat /proc/net/snmp)
@@ -86,7 +138,7 @@ peer_csum_errors() {
 one_case() {
 	local name=$1 kind=$2 port=$3 csum=$4 o6=$5 i6=$6 dirs=$7
 	local t0 c0 e0 s0 b0 t1 c1 e1 s1 b1 d dst=10.42.0.2 src=10.42.0.1
-	local IPERF_DST rev hl offload=1
+	local IPERF_DST rev hl offload=1 ri0
 	[ "$i6" = 1 ] && dst=fd42::2 src=fd42::1
 	# Ethernet, outer IP, UDP, VXLAN/Geneve, Ethernet, inner IP, TCP + TS
 	hl=$((14 + (o6 ? 40 : 20) + 8 + 8 + 14 + (i6 ? 40 : 20) + 32))
@@ -97,6 +149,8 @@ one_case() {
 		s0=$(testdev_stat "$TD" tunnel-tso) b0=$(testdev_stat "$TD" tunnel-bad)
 	fi
 	for d in $dirs; do
+		ri0=
+		rx_inner_case "$name" "$d" && { ri0=$(rx_inner_snap) || return 1; }
 		if [ "$i6" = 1 ]; then
 			# socat's TCP addresses are IPv4 ones: iperf3 over IPv6
 			# (the peer's stack checks every TCP checksum)
@@ -105,6 +159,9 @@ one_case() {
 			IPERF_DST=$dst iperf_check "${rev[@]}" || return 1
 		else
 			PEER_IP=$dst DUT_IP=$src tcp_exact "$d" 16 5310 || return 1
+		fi
+		if [ -n "$ri0" ]; then
+			rx_inner_check "$name" "$ri0" "$(rx_inner_snap)" || return 1
 		fi
 	done
 	t1=$(tx_sum tso_tunnel) c1=$(tx_sum csum_tunnel) e1=$(peer_csum_errors)
@@ -139,7 +196,7 @@ ethtool -K "$DUT" tso on tx-udp_tnl-segmentation on >/dev/null 2>&1
 ethtool -K "$DUT" tx-udp_tnl-csum-segmentation on >/dev/null 2>&1
 csum_seg=$(ethtool -k "$DUT" | sed -n 's/^tx-udp_tnl-csum-segmentation: \([a-z]*\).*/\1/p')
 
-check "VXLAN 4789, no outer checksum, inner IPv4: DUT->peer and peer->DUT byte-exact, TSO tunnel packets posted, no checksum error at the peer" \
+check "VXLAN 4789, no outer checksum, inner IPv4: DUT->peer and peer->DUT byte-exact, TSO tunnel packets posted, no checksum error at the peer; peer->DUT completed with inner RX results vmx used (test device 0020)" \
 	one_case vxlan4789 vxlan 4789 noudpcsum 0 0 "out in"
 check "VXLAN 4789, inner IPv6: exact, tunnel TSO (or software GSO when its headers exceed the data ring entry), no checksum error" \
 	one_case vxlan4789-6 vxlan 4789 noudpcsum 0 1 out
