@@ -94,15 +94,17 @@ _port_listening() {
 }
 
 # transfer DIR PORT: send $BLOB over one TCP connection (DIR out: DUT ->
-# peer, in: peer -> DUT) into $VMX_TMP/got.PORT; bounded in time.
+# peer, in: peer -> DUT) into $VMX_TMP/got.PORT; bounded in time (times
+# VMX_TIMEOUT_SCALE: on the debug kernel with a forced swiotlb the five
+# streams share about 3.5 Mbit/s, 80 MB take more than 120 s).
 transfer() {
 	local dir=$1 port=$2 out=$VMX_TMP/got.$2 srv=() cli=() dst=$PEER_IP ns=peer
 	if [ "$dir" = in ]; then srv=(); cli=(ip netns exec "$PEER_NS"); dst=$DUT_IP; ns=dut
 	else srv=(ip netns exec "$PEER_NS"); fi
-	"${srv[@]}" timeout 150 socat -u "TCP-LISTEN:$port,reuseaddr" "OPEN:$out,creat,trunc" &
+	"${srv[@]}" timeout "$(scaled 150)" socat -u "TCP-LISTEN:$port,reuseaddr" "OPEN:$out,creat,trunc" &
 	local sp=$!
 	wait_for 10 _port_listening "$ns" "$port" || { echo "no listener on $port"; kill $sp; return 1; }
-	"${cli[@]}" timeout 120 socat -u "OPEN:$BLOB" "TCP:$dst:$port" || { echo "sender $dir:$port failed or stalled"; kill $sp 2>/dev/null; return 1; }
+	"${cli[@]}" timeout "$(scaled 120)" socat -u "OPEN:$BLOB" "TCP:$dst:$port" || { echo "sender $dir:$port failed or stalled"; kill $sp 2>/dev/null; return 1; }
 	wait $sp || { echo "receiver $dir:$port failed"; return 1; }
 }
 
