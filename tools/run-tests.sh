@@ -53,7 +53,8 @@
 #   dmadebug  debug, swiotlb=4096,force: swiotlb_small.sh (TX mapping
 #             failures for real, under DMA-API debug)
 #   tdevdebug debug, the test device's async-TX and fault NICs:
-#             tdev_async.sh, tdev_faults.sh, tdev_datarring.sh
+#             tdev_async.sh, tdev_faults.sh
+#   tdevdebug2 debug, two clean test-device NICs: tdev_datarring.sh
 #   The driver is built (make modules-debug) and checked (make check-debug)
 #   against the debug tree first; the guests boot with kasan_multi_shot,
 #   no5lvl (see DEBUG_OPTS) and 3 GB; test timeouts are tripled (VMX_TIMEOUT_SCALE); guest-suite.sh
@@ -151,7 +152,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 	hotplug kselftests msi tdev tdevx tdevrev)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
-DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug)
+DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2)
 NEWEST_GROUPS=(newest xdpnewest ksftnewest ksftnewtd)
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
@@ -284,8 +285,15 @@ G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"
 # misuse on the paths only the test device reaches.
 G_KERNEL[tdevdebug]=debug
 G_OPTS[tdevdebug]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13 --nic virtio --mem 3072 --append kasan_multi_shot --append no5lvl"
-G_TESTS[tdevdebug]="tdev_async.sh tdev_faults.sh tdev_datarring.sh"
+G_TESTS[tdevdebug]="tdev_async.sh tdev_faults.sh"
 G_ENV[tdevdebug]="VMX_MODE=msix testdev monitor;$DEBUG_ENV"
+# XDP on RX data ring frames (devmap to the second NIC, cpumap) under the
+# debug kernel: two clean test-device NICs at revision 9 (tdevdebug's second
+# NIC injects faults: a redirect to it meets the resets they cause).
+G_KERNEL[tdevdebug2]=debug
+G_OPTS[tdevdebug2]="--nic vmxnet3t --nic vmxnet3t --nic virtio --mem 3072 --append kasan_multi_shot --append no5lvl"
+G_TESTS[tdevdebug2]="tdev_datarring.sh"
+G_ENV[tdevdebug2]="VMX_MODE=msix testdev monitor;$DEBUG_ENV"
 # The newest kernel Debian ships as source (tools/kernels/newest.sh: 7.x,
 # non-debug; make kernel-newest): vmx built and checked against it (make
 # modules-newest, check-newest), the core and XDP suites.
