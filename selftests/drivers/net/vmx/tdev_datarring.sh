@@ -170,7 +170,7 @@ fi
 # CPU 0, where the kernel builds the skb; the datagrams must still be exact.
 cpumap_pass() {
 	local pid rc=0
-	timeout -s INT 120 xdp-bench redirect-cpu -c 0 -r pass "$DUT" >"$VMX_TMP/cpumap.out" 2>&1 &
+	timeout -s INT 120 stdbuf -oL xdp-bench redirect-cpu -c 0 -r pass "$DUT" >"$VMX_TMP/cpumap.out" 2>&1 &
 	pid=$!
 	_vmx_bg+=("$pid")
 	if bench_ready "$VMX_TMP/cpumap.out" drv; then

@@ -163,7 +163,8 @@ pktgen_sent() { pexec awk '/pkts-sofar:/ {print $2}' "/proc/net/pktgen/$PEER"; }
 
 _bench_mode() { [ "$(xdp_state "$DUT" | cut -d' ' -f1)" = "$1" ]; }
 
-# bench_ready OUT MODE: xdp-bench (output in file OUT) has its program on
+# bench_ready OUT MODE: xdp-bench (run under "stdbuf -oL": its output to a
+# file is otherwise block-buffered; in file OUT) has its program on
 # $DUT in MODE (drv|skb) and has finished setting up: its first statistics
 # line ("rx/s") is out (each wait 20 s times VMX_TIMEOUT_SCALE: the
 # debug kernel loads the program slowly). redirect-cpu attaches its program before it fills

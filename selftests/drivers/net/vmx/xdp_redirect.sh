@@ -120,7 +120,7 @@ fi
 # ------------------------------------------------ cpumap
 BPID=
 cpumap_start() {
-	timeout -s INT 120 xdp-bench redirect-cpu -c 0 -r pass "$DUT" >"$VMX_TMP/cpumap.out" 2>&1 &
+	timeout -s INT 120 stdbuf -oL xdp-bench redirect-cpu -c 0 -r pass "$DUT" >"$VMX_TMP/cpumap.out" 2>&1 &
 	BPID=$!
 	_vmx_bg+=($BPID)
 	bench_ready "$VMX_TMP/cpumap.out" drv || { cat "$VMX_TMP/cpumap.out"; return 1; }
