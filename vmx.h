@@ -363,6 +363,14 @@ struct vmx_priv {
 	u32 msg_enable;
 };
 
+/* UDP destination port of a tunnel the device offloads (rev 4+) */
+static inline bool vmx_tunnel_port(__be16 port)
+{
+	return port == htons(VMX_PORT_VXLAN) ||
+	       port == htons(VMX_PORT_VXLAN_LINUX) ||
+	       port == htons(VMX_PORT_GENEVE);
+}
+
 static inline u32 vmx_rd_vd(struct vmx_priv *vp, u32 reg)
 {
 	return readl(vp->vd + reg);

@@ -1686,12 +1686,12 @@ static void vmx_disabled_offloads(struct vmx_priv *vp, struct net_device *nd)
 	u32 off = vmx_cmd(vp, VMX_CMD_GET_DISABLED_OFFLOADS);
 
 	if (off & VMX_DISABLED_TSO) {
-		nd->hw_features &= ~(NETIF_F_TSO | NETIF_F_TSO6 |
-				     NETIF_F_GSO_UDP_TUNNEL |
-				     NETIF_F_GSO_UDP_TUNNEL_CSUM);
-		nd->hw_enc_features &= ~(NETIF_F_TSO | NETIF_F_TSO6 |
-					 NETIF_F_GSO_UDP_TUNNEL |
-					 NETIF_F_GSO_UDP_TUNNEL_CSUM);
+		netdev_features_t tso = NETIF_F_TSO | NETIF_F_TSO6 |
+					NETIF_F_GSO_UDP_TUNNEL |
+					NETIF_F_GSO_UDP_TUNNEL_CSUM;
+
+		nd->hw_features &= ~tso;
+		nd->hw_enc_features &= ~tso;
 		dev_info(&vp->pdev->dev, "the device disabled TSO\n");
 	}
 	if (off & VMX_DISABLED_LRO) {

@@ -606,10 +606,7 @@ static bool vmx_rx_tunnel_nocsum(const struct sk_buff *skb)
 	if (l4 != IPPROTO_UDP)
 		return false;
 	uh = skb_header_pointer(skb, off, sizeof(_uh), &_uh);
-	return uh && !uh->check &&
-	       (uh->dest == htons(VMX_PORT_VXLAN) ||
-		uh->dest == htons(VMX_PORT_VXLAN_LINUX) ||
-		uh->dest == htons(VMX_PORT_GENEVE));
+	return uh && !uh->check && vmx_tunnel_port(uh->dest);
 }
 
 /*

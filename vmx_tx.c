@@ -800,14 +800,6 @@ drop:
 	return NETDEV_TX_OK;
 }
 
-/* a UDP port of a tunnel the device knows: Geneve (true) or VXLAN */
-static bool vmx_tx_tunnel_port(__be16 port, bool *geneve)
-{
-	*geneve = port == htons(VMX_PORT_GENEVE);
-	return *geneve || port == htons(VMX_PORT_VXLAN) ||
-	       port == htons(VMX_PORT_VXLAN_LINUX);
-}
-
 /* the protocol after an IPv4 or IPv6 header, 0 for anything else */
 static u8 vmx_tx_l4_proto(__be16 l3, const struct iphdr *iph,
 			  const struct ipv6hdr *ip6)
@@ -835,8 +827,9 @@ static bool vmx_tx_tunnel_ok(struct vmx_priv *vp, struct sk_buff *skb)
 		return false;
 	if (vmx_tx_l4_proto(vlan_get_protocol(skb), ip_hdr(skb),
 			    ipv6_hdr(skb)) != IPPROTO_UDP ||
-	    !vmx_tx_tunnel_port(udp_hdr(skb)->dest, &geneve))
+	    !vmx_tunnel_port(udp_hdr(skb)->dest))
 		return false;
+	geneve = udp_hdr(skb)->dest == htons(VMX_PORT_GENEVE);
 	/* the inner headers were pushed whole: they are linear */
 	if (skb_inner_network_offset(skb) + sizeof(struct ipv6hdr) >
 	    skb_headlen(skb) ||

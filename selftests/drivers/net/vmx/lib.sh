@@ -785,6 +785,12 @@ nl_qstats() {
 		env PYTHONDONTWRITEBYTECODE=1 python3 "$VMX_NLSTATS" "$1" "$idx"
 }
 
+# qstat_dev IF FIELD: one device-scope qstats counter of IF (e.g.
+# rx-alloc-fail); empty when the kernel or the driver has none.
+qstat_dev() {
+	nl_qstats dev "$1" | awk -v f="$2" '$1 == f { print $2 }'
+}
+
 # have_qstats: this kernel answers qstats-get (6.1 has no netdev family).
 have_qstats() {
 	nl_qstats dev lo >/dev/null 2>&1

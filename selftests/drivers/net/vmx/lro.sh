@@ -48,9 +48,11 @@ lro_gso_fields() {
 	local id map before after rc=0 v
 	xdp_build > /dev/null || return 1
 	tc qdisc replace dev "$DUT" clsact || return 1
-	tc filter add dev "$DUT" ingress bpf da obj "$(xdp_obj tc_lro)" sec tc || return 1
-	id=$(tc filter show dev "$DUT" ingress | sed -n 's/.* id \([0-9]*\).*/\1/p' | head -n1)
-	map=$(prog_map_id "$id" array) || { echo "tc_lro has no array map"; rc=1; }
+	if id=$(tc_ingress_load "$DUT" tc_lro); then
+		map=$(prog_map_id "$id" array) || { echo "tc_lro has no array map"; rc=1; }
+	else
+		rc=1
+	fi
 	before=$(testdev_stat "$DUT" lro-completions) || rc=1
 	[ $rc = 0 ] && { iperf_check -R -M $LRO_MSS || rc=1; }
 	after=$(testdev_stat "$DUT" lro-completions) || rc=1

@@ -140,7 +140,7 @@ MAPERR='tx[0-9]+_(drop|map_err|map_errors|dma_map_err|dma_map_errors|map_fail)'
 map_fails() {
 	local e q=
 	e=$(estat "$DUT" "$MAPERR")
-	have_qstats && q=$(nl_qstats dev "$DUT" | awk '$1 == "rx-alloc-fail" { print $2 }')
+	have_qstats && q=$(qstat_dev "$DUT" rx-alloc-fail)
 	echo $((e + ${q:-0}))
 }
 

@@ -76,20 +76,10 @@ tunnel_up() {
 	fi
 }
 
-# sum of a per-queue ethtool -S counter over the DUT's stack TX queues
-tx_sum() {
-	ethtool -S "$DUT" | awk -v f="_$1:" '$1 ~ /^tx[0-9]+_/ && index($1, f) { s += $2 } END { print s + 0 }'
-}
-
-# sum of a per-queue ethtool -S counter over the DUT's RX queues
-rx_sum() {
-	ethtool -S "$DUT" | awk -v f="_$1:" '$1 ~ /^rx[0-9]+_/ && index($1, f) { s += $2 } END { print s + 0 }'
-}
-
 # the DUT's qstats rx-csum-unnecessary (vmx's checksum-verified frames,
 # every queue); empty without qstats (kernels before 6.10)
 rx_csum_unnecessary() {
-	nl_qstats dev "$DUT" 2>/dev/null | awk '$1 == "rx-csum-unnecessary" { print $2 }'
+	qstat_dev "$DUT" rx-csum-unnecessary 2>/dev/null
 }
 
 # rx_inner_case NAME DIR: is this the transfer whose inner RX results are
@@ -105,7 +95,7 @@ rx_inner_case() {
 rx_inner_snap() {
 	local ok
 	ok=$(rx_csum_unnecessary)
-	echo "$(testdev_stat "$TD" rx-inner) $(testdev_stat "$TD" rx-inner-bad) ${ok:--} $(rx_sum inner_unused)"
+	echo "$(testdev_stat "$TD" rx-inner) $(testdev_stat "$TD" rx-inner-bad) ${ok:--} $(estat "$DUT" 'rx[0-9]+_inner_unused')"
 }
 
 # rx_inner_check NAME BEFORE AFTER (rx_inner_snap's words): the device
@@ -144,7 +134,7 @@ one_case() {
 	hl=$((14 + (o6 ? 40 : 20) + 8 + 8 + 14 + (i6 ? 40 : 20) + 32))
 	[ "$hl" -gt "$DSZ" ] && offload=0
 	tunnel_up "$kind" "$port" "$csum" "$o6" || return 1
-	t0=$(tx_sum tso_tunnel) c0=$(tx_sum csum_tunnel) e0=$(peer_csum_errors)
+	t0=$(estat "$DUT" 'tx[0-9]+_tso_tunnel') c0=$(estat "$DUT" 'tx[0-9]+_csum_tunnel') e0=$(peer_csum_errors)
 	if [ -n "$TD" ]; then
 		s0=$(testdev_stat "$TD" tunnel-tso) b0=$(testdev_stat "$TD" tunnel-bad)
 	fi
@@ -164,7 +154,7 @@ one_case() {
 			rx_inner_check "$name" "$ri0" "$(rx_inner_snap)" || return 1
 		fi
 	done
-	t1=$(tx_sum tso_tunnel) c1=$(tx_sum csum_tunnel) e1=$(peer_csum_errors)
+	t1=$(estat "$DUT" 'tx[0-9]+_tso_tunnel') c1=$(estat "$DUT" 'tx[0-9]+_csum_tunnel') e1=$(peer_csum_errors)
 	echo "$name: headers $hl bytes, data ring entry $DSZ: offload expected: $offload"
 	echo "$name: tx_tso_tunnel +$((t1 - t0)), tx_csum_tunnel +$((c1 - c0)), peer TCP/UDP checksum errors +$((e1 - e0))"
 	[ "$e1" = "$e0" ] || return 1

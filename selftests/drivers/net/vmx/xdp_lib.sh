@@ -102,6 +102,17 @@ import json,sys; print(" ".join(str(i) for i in json.load(sys.stdin).get("map_id
 	return 1
 }
 
+# tc_ingress_load IF PROG: progs/PROG.o (section tc) as a direct-action
+# filter on IF's ingress (its clsact qdisc already there); prints the
+# program's id, fails with a message when it cannot be attached or found.
+tc_ingress_load() {
+	local id
+	tc filter add dev "$1" ingress bpf da obj "$(xdp_obj "$2")" sec tc || return 1
+	id=$(tc filter show dev "$1" ingress | sed -n 's/.* id \([0-9]*\).*/\1/p' | head -n1)
+	[ -n "$id" ] || { echo "no tc program id on $1" >&2; return 1; }
+	echo "$id"
+}
+
 # u32_le N: the four bytes of N for bpftool's key/value arguments.
 u32_le() { printf '%d %d %d %d' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
 

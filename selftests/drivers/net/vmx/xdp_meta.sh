@@ -20,10 +20,8 @@ TCMAP=
 tc_setup() {
 	local id
 	tc qdisc add dev "$DUT" clsact || return 1
-	tc filter add dev "$DUT" ingress bpf da obj "$(xdp_obj tc_meta)" sec tc || return 1
+	id=$(tc_ingress_load "$DUT" tc_meta) || return 1
 	tc filter show dev "$DUT" ingress
-	id=$(tc filter show dev "$DUT" ingress | sed -n 's/.* id \([0-9]*\).*/\1/p' | head -n1)
-	[ -n "$id" ] || { echo "no tc program id"; return 1; }
 	TCMAP=$(prog_map_id "$id" array) || { echo "tc_meta has no array map"; return 1; }
 	bpftool map show id "$TCMAP"
 }

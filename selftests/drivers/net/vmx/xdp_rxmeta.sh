@@ -62,9 +62,7 @@ XMAP=""
 tc_setup() {
 	local id
 	tc qdisc add dev "$DUT" clsact || return 1
-	tc filter add dev "$DUT" ingress bpf da obj "$(xdp_obj tc_rxmeta)" sec tc || return 1
-	id=$(tc filter show dev "$DUT" ingress | sed -n 's/.* id \([0-9]*\).*/\1/p' | head -n1)
-	[ -n "$id" ] || { echo "no tc program id"; return 1; }
+	id=$(tc_ingress_load "$DUT" tc_rxmeta) || return 1
 	TCMAP=$(prog_map_id "$id" hash) || { echo "tc_rxmeta has no hash map"; return 1; }
 }
 check "tc_rxmeta on $DUT ingress (clsact, direct action)" tc_setup || vmx_done
