@@ -49,7 +49,7 @@
 #   xdpdebug  debug, hub NICs: the XDP tests
 #   faultsdebug debug, hub NICs: faults.sh (failslab/fail_page_alloc aimed
 #             at vmx: probe, open, rings, channels, MTU, XDP, RX refill,
-#             TX linearize)
+#             TX linearize; each sweep's first 16 points, then every 29th)
 #   dmadebug  debug, swiotlb=4096,force: swiotlb_small.sh (TX mapping
 #             failures for real, under DMA-API debug)
 #   tdevdebug debug, the test device's async-TX and fault NICs:
@@ -275,7 +275,8 @@ G_KERNEL[xdpdebug]=debug; G_OPTS[xdpdebug]=$DEBUG_OPTS; G_TESTS[xdpdebug]=$XDP_T
 # 500 churn cycles of xdp_robust.sh did not end within its 1260 s there
 G_ENV[xdpdebug]="VMX_MODE=msix monitor;$DEBUG_ENV;VMX_XDP_CYCLES=100"
 G_KERNEL[faultsdebug]=debug; G_OPTS[faultsdebug]=$DEBUG_OPTS; G_TESTS[faultsdebug]="faults.sh"
-G_ENV[faultsdebug]="VMX_MODE=msix monitor;$DEBUG_ENV"
+# (about 15 s per injected point there: a sampled sweep, see faults.sh)
+G_ENV[faultsdebug]="VMX_MODE=msix monitor;$DEBUG_ENV;VMX_FAULT_STRIDE=29;VMX_FAULT_MAX=4000"
 G_KERNEL[dmadebug]=debug; G_OPTS[dmadebug]="$DEBUG_OPTS --append swiotlb=4096,force"
 G_TESTS[dmadebug]="swiotlb_small.sh"
 G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"

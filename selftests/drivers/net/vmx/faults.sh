@@ -63,7 +63,10 @@
 # points is cut there and says so), VMX_FAULT_FROM (first n, default 1; a
 # window that starts past the path's last allocation point fails: it
 # tested nothing), VMX_FAULT_VERBOSE (the attrs' verbose: 1 one line per
-# fault, 2 with a stack trace), VMX_FAULT_WITHIN (a kernel function, e.g.
+# fault, 2 with a stack trace), VMX_FAULT_STRIDE and VMX_FAULT_HEAD (a
+# sampled sweep: every point of the first HEAD (default 16), then every
+# STRIDE-th, default 1 = every point; VMX_FAULT_SEED, default 1, picks
+# which of each STRIDE: the same points on every run), VMX_FAULT_WITHIN (a kernel function, e.g.
 # netif_set_real_num_rx_queues: only allocations with it on the stack
 # count and fail, instead of all with vmx's code on the stack).
 # On the debug kernel n does not name the same allocation on every run:
@@ -71,7 +74,11 @@
 # shift the count by tens (one ethtool -L combined 1 -> 2 counted 880 to
 # 990 of them, run to run), so a point deep in a path is aimed at with
 # VMX_FAULT_WITHIN, whose count stays small (about 20 allocations in
-# netif_set_real_num_rx_queues adding one RX queue).
+# netif_set_real_num_rx_queues adding one RX queue). With about 15 s per
+# point there (the checks after each run under KASAN, lockdep and TCG),
+# the debug group samples (VMX_FAULT_STRIDE): the first points of a path
+# are the structures it allocates before the ring fills, which all fail
+# alike.
 # Topology: tools/vm.sh --kernel debug --nic vmxnet3 --nic vmxnet3 --nic virtio
 # vmx-timeout: 3600
 # vmx-expects-log: FAULT_INJECTION|page allocation failure|Call Trace|cannot allocate or DMA-map the rings|MTU [0-9]+ not applied|RX rings reduced|keeping the XDP buffer layout|probe with driver vmx failed
@@ -83,6 +90,9 @@ FI_ATTRS="failslab fail_page_alloc"
 FI_TIMES=1000000
 FI_MAX=${VMX_FAULT_MAX:-400}
 FI_FROM=${VMX_FAULT_FROM:-1}
+FI_STRIDE=${VMX_FAULT_STRIDE:-1}
+FI_HEAD=${VMX_FAULT_HEAD:-16}
+FI_SEED=${VMX_FAULT_SEED:-1}
 PATHS=${VMX_FAULTS:-open rings channels mtu xdp rxrefill txlin probe}
 SINK_PORT=9998
 
@@ -229,19 +239,40 @@ alive() {
 }
 
 # ------------------------------------------------------------ the sweep
+# fi_next N: the point after N: N + 1 within the first FI_HEAD, then the
+# next of every FI_STRIDE-th (the one FI_SEED picks).
+fi_next() {
+	local n=$(($1 + 1)) h=$((FI_FROM + FI_HEAD)) off
+	if [ "$FI_STRIDE" -le 1 ] || [ "$n" -lt "$h" ]; then echo $n; return; fi
+	off=$((FI_SEED % FI_STRIDE))
+	echo $((n + (FI_STRIDE + off - (n - h) % FI_STRIDE) % FI_STRIDE))
+}
+
+# fi_span PREV ENDED: how many points the path had, "N" when every point
+# was tried, "PREV..ENDED-1" when sampling skipped some.
+fi_span() {
+	if [ $(($2 - $1)) -le 1 ]; then echo $(($2 - 1)); else echo "$1..$(($2 - 1))"; fi
+}
+
+# fi_sampled: how the sweep was sampled (empty: every point).
+fi_sampled() {
+	[ "$FI_STRIDE" -le 1 ] ||
+		echo " (sampled: n=$FI_FROM..$((FI_FROM + FI_HEAD - 1)), then every $FI_STRIDE-th, seed $FI_SEED; one point again: VMX_FAULT_FROM=n VMX_FAULT_MAX=n)"
+}
+
 # fi_sweep PATH UNDO_FN CMD...: the systematic sweep of one path (see the
 # header). UNDO_FN brings the state back after CMD went through. Prints
 # one line per injected run; fails on any bad one.
 fi_sweep() {
-	local path=$1 undo=$2 n s0 want s1 rc mark bad=0 refused=0 done_ok=0 ended=
+	local path=$1 undo=$2 n s0 want s1 rc mark bad=0 refused=0 done_ok=0 ended= prev=0
 	shift 2
 	s0=$(dut_state)
 	"$@" > "$VMX_TMP/fi.out" 2>&1 || { cat "$VMX_TMP/fi.out"; echo "$path: '$*' fails without any fault"; return 1; }
 	want=$(dut_state)
 	"$undo" || { echo "$path: undo failed"; return 1; }
 	[ "$(dut_state)" = "$s0" ] || { echo "$path: undo left $(dut_state), want $s0"; return 1; }
-	echo "$path: '$*': $s0 -> $want"
-	for ((n = FI_FROM; n <= FI_MAX; n++)); do
+	echo "$path: '$*': $s0 -> $want$(fi_sampled)"
+	for ((n = FI_FROM; n <= FI_MAX; prev = n, n = $(fi_next $n))); do
 		mark="vmx-faults: $path n=$n $RANDOM"
 		echo "$mark" > /dev/kmsg
 		fi_nth "$n" "$@"
@@ -304,7 +335,7 @@ fi_sweep() {
 	if [ -z "$ended" ]; then
 		echo "$path: cut at n=$FI_MAX (VMX_FAULT_MAX): $refused refused, $done_ok went through, $bad bad"
 	else
-		echo "$path: $((ended - 1)) allocation points in vmx code (from n=$FI_FROM): $refused refused, $done_ok went through, $bad bad"
+		echo "$path: $(fi_span $prev $ended) allocation points in vmx code (from n=$FI_FROM): $refused refused, $done_ok went through, $bad bad"
 	fi
 	[ $bad = 0 ]
 }
@@ -406,11 +437,11 @@ bound_ifaces() {
 }
 _bound() { [ -n "$(bound_ifaces)" ]; }
 path_probe() {
-	local n rc bad=0 refused=0 ok_=0 mark ended='' drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME why
+	local n rc bad=0 refused=0 ok_=0 mark ended='' drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME why prev=0
 	PROBE_DEV=$(basename "$(readlink -f "/sys/class/net/$DUT2/device")")
-	echo "probe: device $PROBE_DEV ($DUT2)"
+	echo "probe: device $PROBE_DEV ($DUT2)$(fi_sampled)"
 	probe_narrow || return 1
-	for ((n = FI_FROM; n <= FI_MAX; n++)); do
+	for ((n = FI_FROM; n <= FI_MAX; prev = n, n = $(fi_next $n))); do
 		echo "$PROBE_DEV" > "$drv/unbind" || { echo "unbind failed"; return 1; }
 		mark="vmx-faults: probe n=$n $RANDOM"
 		echo "$mark" > /dev/kmsg
@@ -443,7 +474,7 @@ path_probe() {
 	if [ -z "$ended" ]; then
 		echo "probe: cut at n=$FI_MAX: $refused refused, $ok_ went through, $bad bad"
 	else
-		echo "probe: $((ended - 1)) allocation points in vmx code: $refused refused, $ok_ went through, $bad bad"
+		echo "probe: $(fi_span $prev $ended) allocation points in vmx code: $refused refused, $ok_ went through, $bad bad"
 	fi
 	[ $bad = 0 ]
 }
