@@ -85,6 +85,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_XDP_FRAGS,	/* multi-buffer frames run through XDP */
 	VMX_RXS_XSK_COPIED,	/* frames copied into AF_XDP buffers */
 	VMX_RXS_INNER_UNUSED,	/* inner results (rev 4+) passed up unused */
+	VMX_RXS_OOO,		/* completions ahead of a slot still pending */
 	VMX_RXS_NUM
 };
 
@@ -130,6 +131,7 @@ struct vmx_rx_buf {
 		struct xdp_buff *xsk;
 	};
 	u32 off;
+	u8 done;		/* out-of-order: returned, not yet passed by cons */
 	dma_addr_t dma;		/* copy mode: the driver's own mapping */
 };
 
@@ -148,6 +150,7 @@ struct vmx_rx_ring {
 	u32 buf_len;
 	u8 btype;
 	bool xsk;		/* buffers from the queue's AF_XDP pool */
+	bool ooo;		/* completions may come out of ring order */
 };
 
 struct vmx_priv;

@@ -1571,16 +1571,16 @@ static int vmx_negotiate(struct vmx_priv *vp)
 }
 
 /*
- * rev 7+: ask for the capabilities vmx uses among those offered (and, for
- * the RSS fields and the tunnel offloads, allowed by pass-through):
- * large-BAR doorbells, UDP / ESP hashing, Geneve/VXLAN inner checksum,
- * TSO and outer checksum. Out-of-order RX completions are not asked for:
- * the RX path returns buffers in ring order. Only what was asked for is
+ * rev 7+: ask for the capabilities vmx uses among those offered (and, all
+ * but large-BAR doorbells, allowed by pass-through): large-BAR doorbells,
+ * UDP / ESP hashing, Geneve/VXLAN inner checksum,
+ * TSO and outer checksum, out-of-order RX completions (the RX path then
+ * tracks each slot and re-arms in ring order). Only what was asked for is
  * trusted.
  */
 static void vmx_negotiate_caps(struct vmx_priv *vp)
 {
-	u32 dcr, ptcr, want = 0, rss;
+	u32 dcr, ptcr, want = 0, gated;
 
 	vp->caps = 0;
 	vp->db_tx = VMX_REG_TXPROD;
@@ -1594,11 +1594,12 @@ static void vmx_negotiate_caps(struct vmx_priv *vp)
 	    pci_resource_len(vp->pdev, VMX_BAR_PT) >=
 	    VMX_REG_RXPROD2_LB + 8 * VMX_MAX_RX_QUEUES)
 		want |= VMX_CAP_LARGE_BAR;
-	rss = dcr & (VMX_CAP_UDP_RSS | VMX_CAP_ESP_RSS_IPV4 |
-		     VMX_CAP_ESP_RSS_IPV6 | VMX_CAP_TUNNEL);
+	gated = dcr & (VMX_CAP_UDP_RSS | VMX_CAP_ESP_RSS_IPV4 |
+		       VMX_CAP_ESP_RSS_IPV6 | VMX_CAP_TUNNEL |
+		       VMX_CAP_OOORX_COMP);
 	if (!(ptcr & VMX_CAP_PT_ALLOWED))
-		rss &= ptcr;
-	want |= rss;
+		gated &= ptcr;
+	want |= gated;
 	vmx_wr_vd(vp, VMX_REG_DCR0, want);
 	vp->caps = vmx_cmd(vp, VMX_CMD_GET_DCR0_REG) & want;
 	if (vp->caps & VMX_CAP_LARGE_BAR) {

@@ -35,6 +35,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "xdp_frags",		VMX_RXS_XDP_FRAGS },
 	{ "xsk_copied",		VMX_RXS_XSK_COPIED },
 	{ "inner_unused",	VMX_RXS_INNER_UNUSED },
+	{ "ooo",		VMX_RXS_OOO },
 };
 
 /* per TX queue, printed as txN_<name> (XDP queues as xdptxN_<name>) */

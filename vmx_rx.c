@@ -433,7 +433,7 @@ static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 void vmx_rxq_start(struct vmx_rxq *rxq)
 {
 	bool short_of_pages = false;
-	int i;
+	u32 i, j;
 
 	for (i = 0; i < 2; i++) {
 		struct vmx_rx_ring *r = &rxq->ring[i];
@@ -442,6 +442,9 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
 		r->fill = 0;
 		r->cons = 0;
 		r->fill_gen = 1;
+		r->ooo = !!(rxq->vp->caps & VMX_CAP_OOORX_COMP);
+		for (j = 0; j < r->size; j++)
+			r->buf[j].done = 0;
 		vmx_rx_refill(rxq, r, &short_of_pages);
 	}
 	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
@@ -535,9 +538,35 @@ static void vmx_rx_bad(struct vmx_rxq *rxq, const char *why, u32 a, u32 b)
 }
 
 /*
- * Take the buffer the device returned at @idx of ring @r into @out. Every
- * slot of the ring up to @idx is returned with it (the device may skip
- * slots); the skipped ones keep their buffers and are simply posted again.
+ * Out-of-order completions (OOORX_COMP granted, rev 7+): slot @idx is
+ * back but slots before it may still be the device's, and none is
+ * returned implicitly. The slot is marked; r->cons passes only the run of
+ * marked slots, so the refill re-arms in ring order up to the first slot
+ * still pending. A slot returned twice is a completion that makes no
+ * sense.
+ */
+static bool vmx_rx_take_ooo(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+			    u32 idx)
+{
+	if (r->buf[idx].done) {
+		vmx_rx_bad(rxq, "index returned twice", idx, r->size);
+		return false;
+	}
+	if (idx != r->cons)
+		vmx_rxq_add(rxq, VMX_RXS_OOO, 1);
+	r->buf[idx].done = 1;
+	while (r->cons != r->fill && r->buf[r->cons].done) {
+		r->buf[r->cons].done = 0;
+		r->cons = r->cons + 1 == r->size ? 0 : r->cons + 1;
+	}
+	return true;
+}
+
+/*
+ * Take the buffer the device returned at @idx of ring @r into @out. In
+ * ring order every slot of the ring up to @idx is returned with it (the
+ * device may skip slots); the skipped ones keep their buffers and are
+ * simply posted again.
  */
 static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 			       u32 idx, bool keep, struct vmx_rx_buf *out)
@@ -548,10 +577,13 @@ static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		vmx_rx_bad(rxq, "index", idx, r->size);
 		return false;
 	}
+	if (unlikely(r->ooo) && !vmx_rx_take_ooo(rxq, r, idx))
+		return false;
 	*out = r->buf[idx];
 	if (!keep)
 		r->buf[idx].page = NULL;
-	r->cons = idx + 1 == r->size ? 0 : idx + 1;
+	if (likely(!r->ooo))
+		r->cons = idx + 1 == r->size ? 0 : idx + 1;
 	return true;
 }
 
