@@ -52,8 +52,11 @@ class QTest:
                      "remote.type=inet,remote.host=127.0.0.1,"
                      f"remote.port={net[1]}"]
             nic += ",netdev=n0"
+        # no qtest log: it copies every command and answer to stderr,
+        # which is read only at close (a full pipe blocks QEMU)
         self.p = subprocess.Popen(
             [qemu, "-machine", "q35", "-accel", "qtest", "-qtest", "stdio",
+             "-qtest-log", "none",
              "-nodefaults", "-display", "none", "-m", "128",
              "-qmp", f"unix:{self.qmp_path},server=on,wait=off"] + extra +
             ["-device", nic],
@@ -212,7 +215,7 @@ def le64(v):
     return struct.pack("<Q", v)
 
 
-def bring_up(q, rev, rxdata=DSZ, upt=0):
+def bring_up(q, rev, rxdata=DSZ, upt=0, sg=1):
     """VRRS, shared area, rings, ACTIVATE; returns the CMD read-back"""
     q.vd(VRRS, 1 << (rev - 1))
     q.vd(UVRS, 1)
@@ -222,7 +225,7 @@ def bring_up(q, rev, rxdata=DSZ, upt=0):
     q.write(SH + 24, le64(upt))                 # misc.uptFeatures
     q.write(SH + 16, le32(1) + le32(1))
     q.write(SH + 40, le64(QD))
-    q.write(SH + 52, le32(512) + le32(1500) + le16(1) + bytes([1, 1]))
+    q.write(SH + 52, le32(512) + le32(1500) + le16(sg) + bytes([1, 1]))
     q.write(SH + 120, le32(0x10))               # promiscuous
     tx = QD
     q.write(tx + 16, le64(TXR) + le64(TXD) + le64(TXC))
@@ -1387,6 +1390,192 @@ def case_rx_inner(qemu, rev, upt, props=""):
     sock.close()
 
 
+OOORX_COMP = 1 << 17
+QUIESCE_DEV = 0xCAFE0001
+RX1BUF = BUF + 0x10000          # ring 1 buffers, as bring_up placed them
+
+
+def ooo_frame(n, k):
+    """frame k of n bytes, its bytes unique to k"""
+    return bytes.fromhex("ffffffffffff525400123401" "88b5") + bytes(
+        ((i + 7 * k) & 0xFF for i in range(n - 14)))
+
+
+class RxDriver:
+    """RX queue 0 of a driver with OOORX_COMP: it records each
+    descriptor's completion and re-arms in ring order only up to the first
+    one still pending (positions are absolute: position p of a ring is its
+    descriptor p % NR)"""
+
+    def __init__(self, q):
+        self.q = q
+        self.fill = [NR - 1, NR - 1]            # bring_up armed 0..NR-2
+        self.cons = [0, 0]                      # first position pending
+        self.done = [set(), set()]              # completed past cons
+        self.seq = [[], []]                     # rxdIdx per ring, in order
+        self.ooo = [0, 0, 0]                    # ahead of a pending one,
+                                                # by ring id (2: data ring)
+        self.bad = []                           # completions not pending
+        self.ci = 0                             # completions read
+
+    def complete(self, rq, idx):
+        ring = 1 if rq == 1 else 0
+        c, f = self.cons[ring], self.fill[ring]
+        pos = [p for p in range(c, f) if p % NR == idx and
+               p not in self.done[ring]]
+        self.seq[ring].append(idx)
+        if not pos:
+            self.bad.append((ring, idx))
+            return
+        if pos[0] != c:
+            self.ooo[rq] += 1
+        self.done[ring].add(pos[0])
+        while self.cons[ring] in self.done[ring]:
+            self.done[ring].discard(self.cons[ring])
+            self.cons[ring] += 1
+
+    def comp(self, secs=2):
+        """the next completion, None if the device wrote none"""
+        k = self.ci % (2 * NR)
+        gen = 1 - self.ci // (2 * NR) % 2
+        c = wait_for(lambda: rx_comp(self.q, k)[0] == gen and
+                     rx_comp(self.q, k), secs)
+        return c or None
+
+    def receive(self):
+        """the next frame's bytes and (ring id, rxdIdx, sop, eop) of each
+        of its completions; then re-arm and ring RXPROD / RXPROD2"""
+        parts, data = [], b""
+        while True:
+            c = self.comp()
+            if c is None:
+                raise RuntimeError(f"no completion {self.ci}")
+            self.ci += 1
+            _, rq, idx, sop, eop, ln, _ = c
+            where = {0: BUF + 2048 * idx, 1: RX1BUF + 4096 * idx,
+                     2: RXD + DSZ * idx}[rq]
+            data += self.q.read(where, ln)
+            parts.append((rq, idx, sop, eop))
+            self.complete(rq, idx)
+            if eop:
+                break
+        for ring in (0, 1):
+            f0 = self.fill[ring]
+            while self.fill[ring] < self.cons[ring] + NR:
+                k = self.fill[ring]
+                i = k % NR
+                base, addr, blen = ((RX0, BUF + 2048 * i, 2048) if ring == 0
+                                    else (RX1, RX1BUF + 4096 * i,
+                                          4096 | 1 << 14))
+                self.q.write(base + 16 * i, le64(addr) + le32(blen))
+                self.q.write(base + 16 * i + 8, le32(blen | lap_gen(k) << 31))
+                self.fill[ring] += 1
+            if self.fill[ring] != f0:
+                self.q.wr(BAR0 + (0x800, 0xA00)[ring], self.fill[ring] % NR)
+        return data, parts
+
+
+OOO_SIZES = (300, 60, 5000, 1000, 120, 9000, 300, 2100)
+
+
+def case_ooo(qemu, offer, req, prop):
+    """out-of-order RX completions, DCR0 offered {rev:#x}"""
+    sock, qport = udp_pair()
+    what = f"ooo-rx={prop}, DCR0 offered 0x{offer:x} requested 0x{req:x}"
+    q = QTest(qemu, f",max-revision=7,dcr0=0x{offer:x},ptcr0=0x80000000,"
+              f"ooo-rx={prop},update-rx-prod=on,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    q.vd(VRRS, 1 << 6)
+    q.vd(DCR0, req)
+    granted = q.command(GET_DCR0_REG)
+    on = granted & OOORX_COMP and prop == "on"
+    check(f"{what}: ACTIVATE succeeds, granted 0x{offer & req:x}",
+          (granted, bring_up(q, 7, sg=4)), (offer & req, 0))
+    q.wr(BAR0 + 0x800, NR - 1)
+    q.wr(BAR0 + 0xA00, NR - 1)
+    drv = RxDriver(q)
+    sent, got, firsts = [], [], []
+    for k in range(71):
+        f = ooo_frame(OOO_SIZES[k % len(OOO_SIZES)], k)
+        sent.append(f)
+        sock.sendto(f, ("127.0.0.1", qport))
+        try:
+            data, parts = drv.receive()
+        except RuntimeError:
+            break                       # a frame lost: stop there
+        got.append(data)
+        # SOP first (ring 0 or the data ring), EOP last, none between
+        firsts.append(parts[0][2] and parts[-1][3] and
+                      not any(s for _, _, s, _ in parts[1:]) and
+                      not any(e for _, _, _, e in parts[:-1]) and
+                      parts[0][0] in (0, 2))
+    n0, n1 = len(drv.seq[0]), len(drv.seq[1])
+    check(f"{what}: 71 frames (data ring, ring 0, ring 0 + 1 and 2 BODYs of"
+          " ring 1) each delivered once, byte-exact, in order, SOP..EOP"
+          " consecutive (frames, bytes right, SOP..EOP right, completions of"
+          " descriptors not pending, one more)",
+          (len(got), sum(g == f for g, f in zip(got, sent)), sum(firsts),
+           drv.bad, drv.comp(0.2)), (71, 71, 71, [], None))
+    order = "pairs swapped" if on else "ring order"
+    check(f"{what}: ring 0 rxdIdx in {order}: "
+          + ("1, 0, 3, 2..." if on else "0, 1, 2..."),
+          drv.seq[0], [(k ^ 1 if on else k) % NR for k in range(n0)])
+    check(f"{what}: ring 1 rxdIdx ({n1} BODYs) in {order}",
+          (n1 > NR, drv.seq[1]),
+          (True, [(k ^ 1 if on else k) % NR for k in range(n1)]))
+    wantooo = (n0 + 1) // 2 + (n1 + 1) // 2 if on else 0
+    check(f"{what}: completions ahead of a pending descriptor: seen by the "
+          "driver and stat-rx-ooo, "
+          + ("some of ring 0, ring 1 and the data ring" if on else "none"),
+          (sum(drv.ooo), q.qom("stat-rx-ooo"), [x > 0 for x in drv.ooo]),
+          (wantooo, wantooo, [bool(on)] * 3))
+    check(f"{what}: frames counted, no strict-mode violation",
+          (q.qom("stat-rx-queue0"), seq_counters(q)), (71, [0] * 5))
+    if on:
+        # 71 frames: ring 0 still holds position 70 (descriptor 6); a new
+        # activation forgets it
+        q.command(QUIESCE_DEV)
+        check(f"{what}: QUIESCE and ACTIVATE again", bring_up(q, 7, sg=4), 0)
+        sock.sendto(frame(300), ("127.0.0.1", qport))
+        c = wait_for(lambda: rx_comp(q, 0)[0] and rx_comp(q, 0))
+        check(f"{what}: the descriptor held before QUIESCE is forgotten: the"
+              " next frame takes descriptor 1 of the new ring (0 held)",
+              (c, q.qom("stat-violations")),
+              ((1, 0, 1, 1, 1, 300, 3), 0))
+    check(f"{what}: nothing on stderr", strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_ooo_unaware(qemu):
+    """OOORX_COMP granted, a driver returning every descriptor up to rxdIdx"""
+    sock, qport = udp_pair()
+    what = "ooo-rx=on, a driver that re-arms up to rxdIdx"
+    q = QTest(qemu, ",max-revision=7,dcr0=0x20000,ptcr0=0x80000000,"
+              "ooo-rx=on,strict=on", (qport, sock.getsockname()[1])).setup()
+    q.vd(VRRS, 1 << 6)
+    q.vd(DCR0, OOORX_COMP)
+    check(f"{what}: OOORX_COMP granted, ACTIVATE succeeds",
+          (q.command(GET_DCR0_REG), bring_up(q, 7)), (OOORX_COMP, 0))
+    q.wr(BAR0 + 0x800, NR - 1)
+    sock.sendto(frame(300), ("127.0.0.1", qport))
+    c1 = wait_for(lambda: rx_comp(q, 0)[0] and rx_comp(q, 0))
+    # completion for descriptor 1: this driver takes 0 as returned too and
+    # re-arms positions 31 and 32 (descriptor 0, next lap)
+    rx_rearm(q, NR - 1)
+    rx_rearm(q, NR)
+    q.wr(BAR0 + 0x800, 1)
+    sock.sendto(frame(300), ("127.0.0.1", qport))
+    c2 = wait_for(lambda: rx_comp(q, 1)[0] and rx_comp(q, 1))
+    check(f"{what}: descriptor 1 completed, then the held descriptor 0",
+          (c1[2], c2[2]), (1, 0))
+    check(f"{what}: the held descriptor re-armed before its completion:"
+          " counted as rx-owned only", seq_counters(q), [0, 0, 0, 1, 1])
+    kinds = sorted({ln.split("strict: ")[1].split(":")[0]
+                    for ln in strict_lines(q.close())})
+    check(f"{what}: reported on stderr as rx-owned", kinds, ["rx-owned"])
+    sock.close()
+
+
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
@@ -1420,6 +1609,10 @@ def main():
               (case_rx_inner, (3, F_RXCSUM | F_RXINNEROFLD)),
               (case_rx_inner, (9, F_RXCSUM | F_RXINNEROFLD,
                                ",rx-inner-results=off"))]
+    cases += [(case_ooo, (OOORX_COMP, OOORX_COMP, "on")),
+              (case_ooo, (0, OOORX_COMP, "on")),
+              (case_ooo, (OOORX_COMP, OOORX_COMP, "off")),
+              (case_ooo_unaware, ())]
     for case, args in cases:
         try:
             case(qemu, *args)
