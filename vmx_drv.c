@@ -1571,12 +1571,12 @@ static int vmx_negotiate(struct vmx_priv *vp)
 }
 
 /*
- * rev 7+: ask for the capabilities vmx uses among those offered (and, all
- * but large-BAR doorbells, allowed by pass-through): large-BAR doorbells,
- * UDP / ESP hashing, Geneve/VXLAN inner checksum,
- * TSO and outer checksum, out-of-order RX completions (the RX path then
- * tracks each slot and re-arms in ring order). Only what was asked for is
- * trusted.
+ * rev 7+: ask for the capabilities vmx uses among those offered: large-BAR
+ * doorbells; UDP / ESP hashing, Geneve/VXLAN inner checksum, TSO and outer
+ * checksum where pass-through allows them (PTCR0 bit 31, or the bit itself);
+ * out-of-order RX completions where PTCR0 offers them too and bit 31 is
+ * clear (the RX path then tracks each slot and re-arms in ring order).
+ * Only what was asked for is trusted.
  */
 static void vmx_negotiate_caps(struct vmx_priv *vp)
 {
@@ -1595,11 +1595,13 @@ static void vmx_negotiate_caps(struct vmx_priv *vp)
 	    VMX_REG_RXPROD2_LB + 8 * VMX_MAX_RX_QUEUES)
 		want |= VMX_CAP_LARGE_BAR;
 	gated = dcr & (VMX_CAP_UDP_RSS | VMX_CAP_ESP_RSS_IPV4 |
-		       VMX_CAP_ESP_RSS_IPV6 | VMX_CAP_TUNNEL |
-		       VMX_CAP_OOORX_COMP);
+		       VMX_CAP_ESP_RSS_IPV6 | VMX_CAP_TUNNEL);
 	if (!(ptcr & VMX_CAP_PT_ALLOWED))
 		gated &= ptcr;
 	want |= gated;
+	/* out of order only where pass-through offers it, constrained */
+	if ((dcr & ptcr & VMX_CAP_OOORX_COMP) && !(ptcr & VMX_CAP_PT_ALLOWED))
+		want |= VMX_CAP_OOORX_COMP;
 	vmx_wr_vd(vp, VMX_REG_DCR0, want);
 	vp->caps = vmx_cmd(vp, VMX_CMD_GET_DCR0_REG) & want;
 	if (vp->caps & VMX_CAP_LARGE_BAR) {

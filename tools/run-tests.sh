@@ -34,7 +34,8 @@
 #   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
-#             XDP shares the stack TX queues (tdev_queues.sh)
+#             XDP shares the stack TX queues (tdev_queues.sh); one completes
+#             RX out of order (tdev_ooo.sh)
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -236,11 +237,11 @@ G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
 # and disabled offloads, 6 with 4 queues, 9 asking for RX producer writes
-# with 256-byte RX data ring entries): negotiation and what each revision
-# gates.
+# with 256-byte RX data ring entries, 9 completing RX out of order):
+# negotiation and what each revision gates.
 G_KERNEL[tdevrev]=6.12
-G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic virtio --smp 4"
-G_TESTS[tdevrev]="revisions.sh tdev_queues.sh"
+G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
+G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 # 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 24 vCPUs.
 G_KERNEL[tdevq32]=6.12
