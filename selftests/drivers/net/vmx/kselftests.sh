@@ -314,14 +314,17 @@ ks_translate() {
 # DUT.
 KS_PREFIX6=fd99:2::/64
 ks_run() {
-	local t=$1 dir pid tmo=${KS_TIMEOUTS[$1]:-$KS_TIMEOUT} args k run
-	read -r -a args <<< "${KS_ARGS[$t]:-}"
+	local t=$1 dir pid tmo=${KS_TIMEOUTS[$1]:-$KS_TIMEOUT} args=() more k run
 	dir=$KSFT/${t%/*}
+	# exclusions first: ksft.py takes the first filter a case matches, so
+	# an -T after a matching -t pattern (gro.py's) would exclude nothing
 	for k in "${!KS_CASE_EXCLUDED[@]}"; do
 		[ "${k%%:*}" = "$t" ] || continue
 		args+=(-T "${k#*:}")
 		skip "${t%/*} $(basename "${t%.*}").${k#*:}" "excluded: ${KS_CASE_EXCLUDED[$k]}"
 	done
+	read -r -a more <<< "${KS_ARGS[$t]:-}"
+	args+=("${more[@]}")
 	# a test without the executable bit (7.3's hw/xdp_metadata.py) runs
 	# through its #! line's interpreter, as kselftest's runner.sh does
 	run=("./${t##*/}")
