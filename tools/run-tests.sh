@@ -36,6 +36,8 @@
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
 #             RX out of order (tdev_ooo.sh)
+#   tdevpm    6.12, the test device with the 9p shares kept across a
+#             system suspend (vm.sh --pm-9p): suspend.sh (mem, freeze)
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -150,7 +152,7 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	netconsole.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
-	hotplug kselftests msi tdev tdevx tdevrev)
+	hotplug kselftests msi tdev tdevx tdevrev tdevpm)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2)
@@ -243,6 +245,13 @@ G_KERNEL[tdevrev]=6.12
 G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
 G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
+# System suspend (mem, freeze) with the 9p shares kept across it (vm.sh
+# --pm-9p: No_Soft_Reset, QEMU 8.2+, hence the test device's QEMU): the
+# stock revision 1 model and the test device at revision 9.
+G_KERNEL[tdevpm]=6.12
+G_OPTS[tdevpm]="--nic vmxnet3t --nic vmxnet3 --nic virtio --pm-9p"
+G_TESTS[tdevpm]="suspend.sh"
+G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
 # 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 24 vCPUs.
 G_KERNEL[tdevq32]=6.12
 G_OPTS[tdevq32]="--nic vmxnet3t:max-revision=6,max-tx-queues=32,max-rx-queues=32 --nic virtio --smp 24"

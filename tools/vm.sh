@@ -50,6 +50,13 @@
 #                   "vmx-hmp-end ID RC" (lib.sh: hmp, have_hmp). Sets
 #                   VMX_GUEST_MONITOR=1 in the guest. Combine with --hotplug
 #                   for "device_del nicN".
+#   --pm-9p         the three 9p shares (root, project, run) each behind its
+#                   own pcie-root-port with x-pcie-pm-no-soft-reset=on (QEMU
+#                   8.2+: the test device's QEMU, not Debian 12's 7.2), so
+#                   that a system suspend (mem, freeze) does not reset them:
+#                   Linux's virtio_pci then skips their freeze/restore
+#                   (Linux's 9p has none and would hang after the reset).
+#                   Hibernation still resets them.
 #   --hostproc      share the host's /proc read-only as 9p tag "hostproc"
 #                   (the benchmark reads QEMU's own threads' CPU time from it:
 #                   /proc/self there is QEMU; its vCPU threads are named
@@ -113,6 +120,7 @@ TAP_NIC=vmxnet3
 # what a test-device NIC offers unless its PROPs say otherwise
 TESTDEV_DEFAULTS="max-revision=9,rss=on,strict=on"
 HOTPLUG=0
+PM_9P=0
 MONITOR=
 GUEST_MON=0
 APPEND=
@@ -143,6 +151,7 @@ while [ $# -gt 0 ]; do
 		*) die "--tap-nic: vmxnet3 or vmxnet3t[:PROPS], not '$2'" ;; esac
 		shift ;;
 	--hotplug) HOTPLUG=1 ;;
+	--pm-9p) PM_9P=1 ;;
 	--hostproc) QEMU_EXTRA+=(-virtfs "local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap") ;;
 	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
 	--guest-monitor) GUEST_MON=1 ;;
@@ -486,9 +495,20 @@ QEMU=("$QEMU_BIN" -nodefaults -name "vmx,debug-threads=on"
       -smp "$SMP" -m "$MEM" -display none -no-reboot
       -kernel "$VMLINUZ" -initrd "$INITRD"
       -append "console=ttyS0 quiet panic=-1 rdinit=/init $APPEND"
-      -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-      -virtfs "local,path=$PROJ,mount_tag=vmxproj,security_model=none,multidevs=remap"
-      -virtfs "local,path=$RUN,mount_tag=vmxrun,security_model=none,multidevs=remap")
+)
+# the 9p shares: TAG PATH [readonly]
+shares=("hostroot / readonly" "vmxproj $PROJ" "vmxrun $RUN")
+for i in "${!shares[@]}"; do
+	read -r tag path ro <<< "${shares[$i]}"
+	ro=${ro:+,readonly=on}
+	if [ "$PM_9P" = 1 ]; then
+		QEMU+=(-fsdev "local,id=fs9p$i,path=$path,security_model=none,multidevs=remap$ro"
+		       -device "pcie-root-port,id=rp9p$i,chassis=$((200 + i)),slot=$((200 + i))"
+		       -device "virtio-9p-pci,fsdev=fs9p$i,mount_tag=$tag,bus=rp9p$i,x-pcie-pm-no-soft-reset=on")
+	else
+		QEMU+=(-virtfs "local,path=$path,mount_tag=$tag,security_model=none,multidevs=remap$ro")
+	fi
+done
 if [ -n "$MONITOR" ]; then
 	QEMU+=(-monitor "unix:$MONITOR,server=on,wait=off")
 fi
