@@ -21,7 +21,8 @@
 #                        DMA-API debug, fault injection): check-debug, then
 #                        the core and XDP suites and the fault-injection
 #                        test (run-tests.sh groups debug xdpdebug faultsdebug
-#                        dmadebug tdevdebug tdevdebug2); needs make kernels first; not
+#                        dmadebug tdevdebug tdevdebug2 hotplugdebug); needs make
+#                        kernels first; not
 #                        in make test
 #   make kernel-newest   the newest kernel Debian ships as source (7.x,
 #                        trixie-backports; tools/kernels/newest.sh)
@@ -92,7 +93,7 @@ check-debug:
 # the debug groups of run-tests.sh (it builds and checks against the debug
 # kernel itself when one of them is selected)
 test-debug:
-	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2
+	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug
 
 # The newest kernel's tree is its own headers tree, as the debug one's.
 modules-newest:

@@ -53,6 +53,8 @@
 #   faultsdebug debug, hub NICs: faults.sh (failslab/fail_page_alloc aimed
 #             at vmx: probe, open, rings, channels, MTU, XDP, RX refill,
 #             TX linearize; each sweep's first 16 points, then every 29th)
+#   hotplugdebug debug, NICs behind root ports: link_events.sh,
+#             hotplug.sh (device_del under traffic)
 #   dmadebug  debug, swiotlb=4096,force: swiotlb_small.sh (TX mapping
 #             failures for real, under DMA-API debug)
 #   tdevdebug debug, the test device's async-TX and fault NICs:
@@ -155,7 +157,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 	hotplug kselftests msi tdev tdevx tdevrev tdevpm)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
-DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2)
+DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug)
 NEWEST_GROUPS=(newest xdpnewest ksftnewest ksftnewtd)
 EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
@@ -288,6 +290,11 @@ G_ENV[xdpdebug]="VMX_MODE=msix monitor;$DEBUG_ENV;VMX_XDP_CYCLES=100"
 G_KERNEL[faultsdebug]=debug; G_OPTS[faultsdebug]=$DEBUG_OPTS; G_TESTS[faultsdebug]="faults.sh"
 # (about 15 s per injected point there: a sampled sweep, see faults.sh)
 G_ENV[faultsdebug]="VMX_MODE=msix monitor;$DEBUG_ENV;VMX_FAULT_STRIDE=29;VMX_FAULT_MAX=4000"
+# Hot unplug (device_del) under traffic and link events racing
+# reconfiguration, each NIC behind its root port, as the hotplug group.
+G_KERNEL[hotplugdebug]=debug; G_OPTS[hotplugdebug]="$DEBUG_OPTS --hotplug"
+G_TESTS[hotplugdebug]="link_events.sh hotplug.sh"
+G_ENV[hotplugdebug]="VMX_MODE=msix hotplug monitor;$DEBUG_ENV"
 G_KERNEL[dmadebug]=debug; G_OPTS[dmadebug]="$DEBUG_OPTS --append swiotlb=4096,force"
 G_TESTS[dmadebug]="swiotlb_small.sh"
 G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"
