@@ -22,8 +22,7 @@
 #                        the core and XDP suites and the fault-injection
 #                        test (run-tests.sh groups debug xdpdebug faultsdebug
 #                        dmadebug tdevdebug tdevdebug2 hotplugdebug); needs make
-#                        kernels first; not
-#                        in make test
+#                        kernels first; not in make test
 #   make kernel-newest   the newest kernel Debian ships as source (7.x,
 #                        trixie-backports; tools/kernels/newest.sh)
 #   make modules-newest  build/<kver>/vmx.ko against the cached newest kernel
