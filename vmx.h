@@ -86,6 +86,7 @@ enum vmx_rxq_stat {
 	VMX_RXS_XSK_COPIED,	/* frames copied into AF_XDP buffers */
 	VMX_RXS_INNER_UNUSED,	/* inner results (rev 4+) passed up unused */
 	VMX_RXS_OOO,		/* completions ahead of a slot still pending */
+	VMX_RXS_LRO_UNPARSED,	/* aggregates without usable headers */
 	VMX_RXS_NUM
 };
 

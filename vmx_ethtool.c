@@ -36,6 +36,7 @@ static const struct vmx_stat_desc vmx_rx_stats[] = {
 	{ "xsk_copied",		VMX_RXS_XSK_COPIED },
 	{ "inner_unused",	VMX_RXS_INNER_UNUSED },
 	{ "ooo",		VMX_RXS_OOO },
+	{ "lro_unparsed",	VMX_RXS_LRO_UNPARSED },
 };
 
 /* per TX queue, printed as txN_<name> (XDP queues as xdptxN_<name>) */

@@ -693,54 +693,66 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
 /*
  * An aggregated TCP frame: give the stack gso_size/gso_segs so it can be
  * forwarded or resegmented. The headers are parsed and checked here, never
- * taken from the completion: a frame that is not plain TCP right after an
- * IPv4 or IPv6 header (a tunnel, a header the device misparsed) goes up
- * without GSO fields. A segment size from a type-4 completion is used only
- * when it fits the frame and the MTU, and then an aggregate shorter than
- * the MTU (segments smaller than the MTU allows) is one too; without it
- * the size comes from the MTU and only a frame longer than the MTU is an
- * aggregate. The segment count always comes from the payload.
+ * taken from the completion: Ethernet, at most one VLAN tag (VLAN
+ * stripping off), IPv4 or IPv6, then TCP. An aggregate whose headers are
+ * anything else (a tunnel, a header the device misparsed) goes up without
+ * GSO fields and is counted in rxN_lro_unparsed. A segment size from a
+ * type-4 completion is used only when it fits the frame and the MTU, and
+ * then an aggregate shorter than the MTU (segments smaller than the MTU
+ * allows) is one too; without it the size comes from the MTU and only a
+ * frame longer than the MTU is an aggregate. The segment count always
+ * comes from the payload.
  */
 static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		       u32 dw3)
 {
-	u32 mtu = rxq->vp->netdev->mtu, hlen, plen;
+	u32 mtu = rxq->vp->netdev->mtu, l2 = ETH_HLEN, hlen, plen;
 	struct skb_shared_info *sh;
 	bool v6 = dw3 & VMX_RXC_V6;
 	struct tcphdr *th;
 	__be16 proto;
 
-	if (!(dw3 & VMX_RXC_TCP) || !(dw3 & (VMX_RXC_V4 | VMX_RXC_V6)) ||
-	    (!mss && skb->len <= mtu + ETH_HLEN))
+	if (!mss && skb->len <= mtu + ETH_HLEN)
 		return;
 	proto = ((struct ethhdr *)skb->data)->h_proto;
-	if (v6 && proto == htons(ETH_P_IPV6)) {
-		if (!pskb_may_pull(skb, ETH_HLEN + sizeof(struct ipv6hdr)) ||
-		    ((struct ipv6hdr *)(skb->data + ETH_HLEN))->nexthdr !=
-		    IPPROTO_TCP)
+	if (eth_type_vlan(proto)) {
+		if (!pskb_may_pull(skb, VLAN_ETH_HLEN))
+			goto unparsed;
+		proto = ((struct vlan_ethhdr *)skb->data)->h_vlan_encapsulated_proto;
+		l2 = VLAN_ETH_HLEN;
+		/* a tagged frame of the MTU's size */
+		if (!mss && skb->len <= mtu + l2)
 			return;
+	}
+	if (!(dw3 & VMX_RXC_TCP) || !(dw3 & (VMX_RXC_V4 | VMX_RXC_V6)))
+		goto unparsed;
+	if (v6 && proto == htons(ETH_P_IPV6)) {
+		if (!pskb_may_pull(skb, l2 + sizeof(struct ipv6hdr)) ||
+		    ((struct ipv6hdr *)(skb->data + l2))->nexthdr !=
+		    IPPROTO_TCP)
+			goto unparsed;
 		hlen = sizeof(struct ipv6hdr);
 	} else if (!v6 && proto == htons(ETH_P_IP)) {
 		struct iphdr *iph;
 
-		if (!pskb_may_pull(skb, ETH_HLEN + sizeof(*iph)))
-			return;
-		iph = (struct iphdr *)(skb->data + ETH_HLEN);
+		if (!pskb_may_pull(skb, l2 + sizeof(*iph)))
+			goto unparsed;
+		iph = (struct iphdr *)(skb->data + l2);
 		if (iph->ihl < 5 || iph->protocol != IPPROTO_TCP)
-			return;
+			goto unparsed;
 		hlen = iph->ihl * 4;
 	} else {
-		return;
+		goto unparsed;
 	}
-	if (!pskb_may_pull(skb, ETH_HLEN + hlen + sizeof(*th)))
-		return;
-	th = (struct tcphdr *)(skb->data + ETH_HLEN + hlen);
+	if (!pskb_may_pull(skb, l2 + hlen + sizeof(*th)))
+		goto unparsed;
+	th = (struct tcphdr *)(skb->data + l2 + hlen);
 	if (th->doff < 5)
-		return;
+		goto unparsed;
 	hlen += th->doff * 4;
-	if (hlen >= mtu || skb->len <= ETH_HLEN + hlen)
-		return;
-	plen = skb->len - ETH_HLEN - hlen;
+	if (hlen >= mtu || skb->len <= l2 + hlen)
+		goto unparsed;
+	plen = skb->len - l2 - hlen;
 	if (!mss || mss > plen || mss > mtu - hlen)
 		mss = mtu - hlen;
 	if (plen <= mss)
@@ -751,9 +763,11 @@ static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 	sh->gso_type = v6 ? SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
 	vmx_rxq_add(rxq, VMX_RXS_LRO_PKTS, 1);
 	vmx_rxq_add(rxq, VMX_RXS_LRO_BYTES, skb->len);
+	return;
+unparsed:
+	vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
 }
 
-/* A frame received from the device: qstats count it whatever its fate. */
 static void vmx_rx_count(struct vmx_rxq *rxq, u32 len)
 {
 	u64_stats_update_begin(&rxq->stats.syncp);
@@ -798,6 +812,8 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 	/* the flags describe the inner headers: no plain-TCP parse for them */
 	if ((nd->features & NETIF_F_LRO) && !inner)
 		vmx_rx_lro(rxq, skb, lro_mss, dw3);
+	else if (lro_mss)
+		vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
 	skb_record_rx_queue(skb, rxq->qid);
 	skb->protocol = eth_type_trans(skb, nd);
 
