@@ -697,11 +697,11 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
  * stripping off), IPv4 or IPv6, then TCP. An aggregate whose headers are
  * anything else (a tunnel, a header the device misparsed) goes up without
  * GSO fields and is counted in rxN_lro_unparsed. A segment size from a
- * type-4 completion is used only when it fits the frame and the MTU, and
- * then an aggregate shorter than the MTU (segments smaller than the MTU
- * allows) is one too; without it the size comes from the MTU and only a
- * frame longer than the MTU is an aggregate. The segment count always
- * comes from the payload.
+ * type-4 completion is used only when it fits the MTU, and then an
+ * aggregate shorter than the MTU (segments smaller than the MTU allows, or
+ * a single one) is one too; without it the size comes from the MTU and
+ * only a frame longer than the MTU is an aggregate. The segment count
+ * always comes from the payload.
  */
 static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		       u32 dw3)
@@ -753,10 +753,16 @@ static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 	if (hlen >= mtu || skb->len <= l2 + hlen)
 		goto unparsed;
 	plen = skb->len - l2 - hlen;
-	if (!mss || mss > plen || mss > mtu - hlen)
+	/*
+	 * The device's segment size where it fits the MTU (a type-4
+	 * completion of one segment is an aggregate of one), else the MTU's,
+	 * and then only a frame longer than one segment is an aggregate.
+	 */
+	if (!mss || mss > mtu - hlen) {
 		mss = mtu - hlen;
-	if (plen <= mss)
-		return;
+		if (plen <= mss)
+			return;
+	}
 	sh = skb_shinfo(skb);
 	sh->gso_size = mss;
 	sh->gso_segs = DIV_ROUND_UP(plen, mss);
@@ -809,11 +815,13 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 	if ((dw2 & VMX_RXC_TS) && (nd->features & NETIF_F_HW_VLAN_CTAG_RX))
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       FIELD_GET(VMX_RXC_TCI, dw2));
-	/* the flags describe the inner headers: no plain-TCP parse for them */
-	if ((nd->features & NETIF_F_LRO) && !inner)
-		vmx_rx_lro(rxq, skb, lro_mss, dw3);
-	else if (lro_mss)
-		vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
+	if (nd->features & NETIF_F_LRO) {
+		if (!inner)
+			vmx_rx_lro(rxq, skb, lro_mss, dw3);
+		else if (lro_mss || skb->len > nd->mtu + VLAN_ETH_HLEN)
+			/* a tunnel aggregate: the flags describe its inner headers */
+			vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
+	}
 	skb_record_rx_queue(skb, rxq->qid);
 	skb->protocol = eth_type_trans(skb, nd);
 
