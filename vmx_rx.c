@@ -697,11 +697,11 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
  * stripping off), IPv4 or IPv6, then TCP. An aggregate whose headers are
  * anything else (a tunnel, a header the device misparsed) goes up without
  * GSO fields and is counted in rxN_lro_unparsed. A segment size from a
- * type-4 completion is used only when it fits the MTU, and then an
- * aggregate shorter than the MTU (segments smaller than the MTU allows, or
- * a single one) is one too; without it the size comes from the MTU and
- * only a frame longer than the MTU is an aggregate. The segment count
- * always comes from the payload.
+ * type-4 completion is used only when it fits the frame and the MTU, and
+ * then an aggregate shorter than the MTU (segments smaller than the MTU
+ * allows) is one too; without it the size comes from the MTU and only a
+ * frame longer than the MTU is an aggregate. The segment count always
+ * comes from the payload.
  */
 static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		       u32 dw3)
@@ -753,16 +753,10 @@ static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 	if (hlen >= mtu || skb->len <= l2 + hlen)
 		goto unparsed;
 	plen = skb->len - l2 - hlen;
-	/*
-	 * The device's segment size where it fits the MTU (a type-4
-	 * completion of one segment is an aggregate of one), else the MTU's,
-	 * and then only a frame longer than one segment is an aggregate.
-	 */
-	if (!mss || mss > mtu - hlen) {
+	if (!mss || mss > plen || mss > mtu - hlen)
 		mss = mtu - hlen;
-		if (plen <= mss)
-			return;
-	}
+	if (plen <= mss)
+		return;
 	sh = skb_shinfo(skb);
 	sh->gso_size = mss;
 	sh->gso_segs = DIV_ROUND_UP(plen, mss);

@@ -75,14 +75,8 @@ print("tc_lro:", " ".join(f"{k} {v}" for k, v in s.items()),
 ok = True
 if s["gso_skbs"] == 0:
     print("no aggregate reached the stack"); ok = False
-# a residue of up to 0.2 % (at least 2) of the device's aggregates has
-# arrived without GSO fields in runs with many retransmissions (2 of 3624,
-# not explained yet); a systematic loss (the MSS defect: 500 of 3642) fails
-missing = dev - s["gso_skbs"]
-if missing < 0 or missing > max(2, dev // 500):
+if s["gso_skbs"] != dev:
     print(f"{s['gso_skbs']} skbs with gso_size, the device completed {dev} aggregates"); ok = False
-elif missing:
-    print(f"{missing} of the device's {dev} aggregates without gso_size (within the 0.2 % residue)")
 if s["bad_segs"]:
     print(f"{s['bad_segs']} skbs whose gso_segs does not fit their payload"); ok = False
 if s["min_size"] != s["max_size"] or s["max_size"] > mss:
