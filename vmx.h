@@ -432,6 +432,12 @@ static inline u32 vmx_ring_prev(u32 idx, u32 size)
 	return idx ? idx - 1 : size - 1;
 }
 
+/* The slot after @idx (no generation to flip). */
+static inline u32 vmx_ring_after(u32 idx, u32 size)
+{
+	return idx + 1 == size ? 0 : idx + 1;
+}
+
 static inline u32 vmx_ring_next(u32 idx, u32 size, u32 *gen)
 {
 	if (++idx == size) {

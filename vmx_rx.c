@@ -443,7 +443,8 @@ void vmx_rxq_start(struct vmx_rxq *rxq)
 		r->cons = 0;
 		r->fill_gen = 1;
 		r->ooo = !!(rxq->vp->caps & VMX_CAP_OOORX_COMP);
-		for (j = 0; j < r->size; j++)
+		/* (the marks are read only in out-of-order mode) */
+		for (j = 0; r->ooo && j < r->size; j++)
 			r->buf[j].done = 0;
 		vmx_rx_refill(rxq, r, &short_of_pages);
 	}
@@ -557,7 +558,7 @@ static bool vmx_rx_take_ooo(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	r->buf[idx].done = 1;
 	while (r->cons != r->fill && r->buf[r->cons].done) {
 		r->buf[r->cons].done = 0;
-		r->cons = r->cons + 1 == r->size ? 0 : r->cons + 1;
+		r->cons = vmx_ring_after(r->cons, r->size);
 	}
 	return true;
 }
@@ -583,7 +584,7 @@ static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	if (!keep)
 		r->buf[idx].page = NULL;
 	if (likely(!r->ooo))
-		r->cons = idx + 1 == r->size ? 0 : idx + 1;
+		r->cons = vmx_ring_after(idx, r->size);
 	return true;
 }
 
@@ -768,6 +769,7 @@ unparsed:
 	vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
 }
 
+/* A frame received from the device: qstats count it whatever its fate. */
 static void vmx_rx_count(struct vmx_rxq *rxq, u32 len)
 {
 	u64_stats_update_begin(&rxq->stats.syncp);

@@ -261,7 +261,7 @@ static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
 			}
 		}
 		memset(b, 0, sizeof(*b));
-		txq->clean = idx + 1 == txq->size ? 0 : idx + 1;
+		txq->clean = vmx_ring_after(idx, txq->size);
 		if (idx == end)
 			break;
 	}

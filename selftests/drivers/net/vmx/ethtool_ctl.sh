@@ -175,8 +175,7 @@ if [ "$REV" -lt 4 ]; then
 	check "rx-flow-hash udp4: addresses only" eval 'fh udp4; ! fh udp4 | grep -q "L4 bytes"'
 else
 	# from revision 7 UDP hashing needs the capability (DCR0 bit 0) granted
-	BDF=$(basename "$(readlink "/sys/class/net/$DUT/device")")
-	CAPS=$(dmesg | sed -n "s/.*vmx $BDF: capabilities .* granted \(0x[0-9a-f]*\|0\)$/\1/p" | tail -n 1)
+	CAPS=$(caps_granted "$(caps_line "$DUT")")
 	UDP_OK=1
 	if [ "$REV" -ge 7 ] && [ $((${CAPS:-0} & 1)) = 0 ]; then UDP_OK=0; fi
 	log "capabilities granted: ${CAPS:-none (rev $REV)}; UDP hashing available: $UDP_OK"

@@ -580,6 +580,17 @@ dut_revision() {
 	ethtool -i "$DUT" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p'
 }
 
+# caps_line IF: vmx's last "capabilities offered ... granted ..." log line
+# for IF's device (revision 7+), without the timestamp; empty when none.
+caps_line() {
+	local bdf
+	bdf=$(basename "$(readlink "/sys/class/net/$1/device")")
+	dmesg | grep "vmx $bdf: capabilities offered" | tail -n 1 | sed 's/^\[[^]]*\] //'
+}
+
+# caps_granted LINE: the granted capability set of a caps_line (0x...).
+caps_granted() { sed -n 's/.*granted \(0x[0-9a-f]*\|0\)$/\1/p' <<< "$1"; }
+
 # dut_forced_reset: ethtool --reset DUT dedicated (vmx only), then wait
 # until the driver's "resets" counter moved and the carrier is back.
 dut_resets() { ethtool -S "$DUT" | awk '$1 == "resets:" { print $2 }'; }

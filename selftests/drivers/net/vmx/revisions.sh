@@ -42,12 +42,12 @@ one_nic() {
 	echo "max MTU $mtu"
 	if [ "$want" -ge 6 ]; then [ "$mtu" = 9190 ] || rc=1; else [ "$mtu" = 9000 ] || rc=1; fi
 	if [ "$want" -ge 7 ]; then
-		caps=$(dmesg | grep "vmx $bdf: capabilities offered" | tail -n 1 | sed 's/^\[[^]]*\] //')
+		caps=$(caps_line "$ifc")
 		echo "capabilities: ${caps:-none logged}"
 		[ -n "$caps" ] || rc=1
 		local offered granted
 		offered=$(testdev_prop "$nic" dcr0); offered=${offered:-0}
-		granted=$(sed -n 's/.*granted \(0x[0-9a-f]*\|0\)$/\1/p' <<< "$caps")
+		granted=$(caps_granted "$caps")
 		# vmx asks for UDP/ESP RSS (bits 0, 1, 9), the tunnel offloads
 		# (2..7), LARGE_BAR (16) and out-of-order RX completions (17) only
 		[ $((granted & ~offered)) = 0 ] && [ $((granted & ~0x302ff)) = 0 ] ||

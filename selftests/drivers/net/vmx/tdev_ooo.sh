@@ -37,10 +37,9 @@ NIC=$(testdev_nic_of "$OOO")
 	{ skip "out-of-order RX completions" "$NIC has ooo-rx=$(testdev_prop "$NIC" ooo-rx)"; vmx_done; }
 DUT=$OOO
 dut_addr_setup "$DUT" > "$VMX_TMP/addr.out" 2>&1 || { diag < "$VMX_TMP/addr.out"; bail "$DUT setup failed"; }
-BDF=$(basename "$(readlink -f "/sys/class/net/$DUT/device")")
-CAPS=$(dmesg | grep "vmx $BDF: capabilities offered" | tail -n 1 | sed 's/^\[[^]]*\] //')
+CAPS=$(caps_line "$DUT")
 log "$DUT: $NIC, revision $(dut_revision): ${CAPS:-no capabilities logged}"
-GRANTED=$(sed -n 's/.*granted \(0x[0-9a-f]*\|0\)$/\1/p' <<< "$CAPS")
+GRANTED=$(caps_granted "$CAPS")
 _granted() {
 	[ $((${GRANTED:-0} & 0x20000)) != 0 ] && return 0
 	echo "OOORX_COMP (0x20000) not granted: ${CAPS:-no capability line}"
@@ -103,9 +102,11 @@ EOF
 	return $rc
 }
 
-# ooo_grew BEFORE: both counters moved since BEFORE ("DEVICE DRIVER").
+# ooo_grew BEFORE: both counters moved since BEFORE ("DEVICE DRIVER"),
+# the growth printed.
 ooo_grew() {
-	local b=($1) a
+	local b a
+	read -r -a b <<< "$1"
 	read -r -a a <<< "$(ooo_now)"
 	echo "device stat-rx-ooo +$((a[0] - b[0])), vmx rx*_ooo +$((a[1] - b[1]))"
 	[ $((a[0] - b[0])) -gt 0 ] && [ $((a[1] - b[1])) -gt 0 ]
@@ -148,5 +149,5 @@ if check "ring resize (rx 256) under out-of-order completions" ethtool -G "$DUT"
 	wait_carrier "$DUT" 10
 fi
 check "ping after everything" peer_ping -c 20 -i 0.05 "$DUT_IP"
-log "out-of-order completions over the test: $(O0=$O0; read -r -a b <<< "$O0"; read -r -a a <<< "$(ooo_now)"; echo "device +$((a[0] - b[0])), vmx +$((a[1] - b[1]))")"
+log "out-of-order completions over the test: $(ooo_grew "$O0")"
 vmx_done

@@ -179,7 +179,7 @@ fi
 feat=$(ethtool -k "$DUT" | sed -n 's/^tx-udp_tnl-segmentation: //p')
 log "revision $REV; tx-udp_tnl-segmentation: $feat; tx-udp_tnl-csum-segmentation: $(ethtool -k "$DUT" | sed -n 's/^tx-udp_tnl-csum-segmentation: //p')"
 if [ "${feat%% *}" != on ]; then
-	skip "Geneve/VXLAN TSO" "revision $REV but tunnel TSO not offered (from revision 7 it needs DCR0 bits 3/5 granted; dmesg: $(dmesg | grep -o 'capabilities offered.*' | tail -n 1))"
+	skip "Geneve/VXLAN TSO" "revision $REV but tunnel TSO not offered (from revision 7 it needs DCR0 bits 3/5 granted; dmesg: $(caps_line "$DUT"))"
 	vmx_done
 fi
 ethtool -K "$DUT" tso on tx-udp_tnl-segmentation on >/dev/null 2>&1
