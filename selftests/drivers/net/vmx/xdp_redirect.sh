@@ -109,7 +109,11 @@ else
 		echo "$DUT rxN_xdp_redirect +$rd (errors +$re); $DUT2 xdp_xmit +$xm (errors +$xe); peer rx +$prx"
 		acct $((rd + re)) || return 1
 		[ "$rd" -gt 0 ] || return 1
-		[ $((xm + xe)) = "$rd" ] || { echo "$DUT2 xdp_xmit + errors != redirects"; return 1; }
+		# the two NICs are read one after the other: a frame the peer
+		# sends on its own (ARP, ND) between the reads is counted on one
+		# side only, hence 2 frames of slack; a lost frame per batch or
+		# doorbell would be thousands
+		near $((xm + xe)) "$rd" 0 2 || { echo "$DUT2 xdp_xmit + errors != redirects (+-2)"; return 1; }
 		near "$prx" "$xm" 1 50 || { echo "peer did not get what $DUT2 sent"; return 1; }
 	}
 	check "pktgen set up in the peer netns" pktgen_setup "$DUT_MAC" 5000000 60
