@@ -149,6 +149,8 @@ struct vmx_rx_ring {
 	u32 cons;		/* next index the device will return */
 	u32 fill_gen;		/* generation written at @fill */
 	u32 buf_len;
+	u32 dw2;		/* descriptor dword 2 but the generation bit */
+	u16 dma_off;		/* frame offset in a buffer (ring 0: headroom) */
 	u8 btype;
 	bool xsk;		/* buffers from the queue's AF_XDP pool */
 	bool ooo;		/* completions may come out of ring order */
@@ -489,11 +491,11 @@ int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 void vmx_tx_xdp_handover(struct vmx_txq *txq, u32 first, u32 gen);
 
 /* vmx_xdp.c */
+#define VMX_XDP_FLAG_TX		BIT(0)	/* XDP_TX frames collected in the poll */
+#define VMX_XDP_FLAG_REDIRECT	BIT(1)	/* xdp_do_flush() due */
 int vmx_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
 int vmx_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
 		 u32 flags);
-u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
-		struct xdp_buff *xdp, struct vmx_txq *xtxq, u32 *xdp_flags);
 void vmx_xdp_buff_free(struct vmx_rxq *rxq, struct xdp_buff *xdp, bool direct);
 void vmx_xdp_poll_done(struct vmx_rxq *rxq, struct vmx_txq *xtxq,
 		       u32 xdp_flags);

@@ -108,6 +108,10 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		return err;
 	}
 rings:
+	/* what every descriptor of the ring carries but its address and gen */
+	r->dma_off = head;
+	r->dw2 = FIELD_PREP(VMX_RXD_LEN, r->buf_len) |
+		 FIELD_PREP(VMX_RXD_BTYPE, btype);
 	r->desc = dma_alloc_coherent(vmx_dmadev(rxq), size * sizeof(*r->desc),
 				     &r->desc_pa, GFP_KERNEL);
 	if (!r->desc)
@@ -392,18 +396,14 @@ static bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 {
 	struct vmx_rx_desc *d = &r->desc[r->fill];
 	struct vmx_rx_buf *b = &r->buf[r->fill];
-	u32 off;
 
 	if (!b->page && !vmx_rx_buf_alloc(rxq, r, b))
 		return false;
-	off = r->btype == VMX_RXD_BTYPE_HEAD ? rxq->headroom : 0;
-	d->addr = cpu_to_le64(vmx_rx_buf_dma(rxq, r, b) + off);
+	d->addr = cpu_to_le64(vmx_rx_buf_dma(rxq, r, b) + r->dma_off);
 	d->dw3 = 0;
 	/* address and length visible before the generation hands it over */
 	dma_wmb();
-	d->dw2 = cpu_to_le32(FIELD_PREP(VMX_RXD_LEN, r->buf_len) |
-			     FIELD_PREP(VMX_RXD_BTYPE, r->btype) |
-			     (r->fill_gen ? VMX_RXD_GEN : 0));
+	d->dw2 = cpu_to_le32(r->dw2 | (r->fill_gen ? VMX_RXD_GEN : 0));
 	r->fill = vmx_ring_next(r->fill, r->size, &r->fill_gen);
 	return true;
 }
@@ -888,6 +888,82 @@ static struct sk_buff *vmx_rx_from_data_ring(struct vmx_rxq *rxq, u32 idx,
 	return skb;
 }
 
+/*
+ * Run the program on one frame and carry out its verdict. Inlined in the
+ * poll: it runs for every frame while a program is attached.
+ * @rxq: receiving queue
+ * @prog: program, read once for this poll
+ * @xdp: the frame, in a page_pool page of @rxq
+ * @xtxq: TX queue for XDP_TX
+ * @xdp_flags: accumulates what vmx_xdp_poll_done() must finish
+ *
+ * XDP_TX and XDP_REDIRECT consume the pages; every failure of theirs, and
+ * XDP_ABORTED or an unknown verdict, is counted and returned as XDP_DROP.
+ * On XDP_DROP and XDP_PASS the caller still owns the pages (a dropped
+ * ring-0 page is posted again as it is, without a trip through its pool).
+ *
+ * Return: XDP_PASS, XDP_TX, XDP_REDIRECT or XDP_DROP.
+ */
+static __always_inline u32 vmx_xdp_run(struct vmx_rxq *rxq,
+				       struct bpf_prog *prog,
+				       struct xdp_buff *xdp,
+				       struct vmx_txq *xtxq, u32 *xdp_flags)
+{
+	struct net_device *nd = rxq->vp->netdev;
+	enum vmx_rxq_stat st;
+	struct xdp_frame *f;
+	u32 act;
+
+	act = bpf_prog_run_xdp(prog, xdp);
+	switch (act) {
+	case XDP_PASS:
+		st = VMX_RXS_XDP_PASS;
+		break;
+	case XDP_TX:
+		f = xdp_convert_buff_to_frame(xdp);
+		if (unlikely(!f)) {
+			st = VMX_RXS_XDP_TX_ERR;
+			goto drop;
+		}
+		if (rxq->xdp_tx_n == VMX_XDP_TX_BATCH)
+			vmx_xdp_tx_flush(rxq, xtxq);
+		rxq->xdp_tx[rxq->xdp_tx_n++] = f;
+		*xdp_flags |= VMX_XDP_FLAG_TX;
+		vmx_rxq_add(rxq, VMX_RXS_XDP_PACKETS, 1);
+		/* counted as sent (or failed) when the batch goes out */
+		return act;
+	case XDP_REDIRECT:
+		if (unlikely(xdp_do_redirect(nd, xdp, prog))) {
+			st = VMX_RXS_XDP_REDIRECT_ERR;
+			goto drop;
+		}
+		*xdp_flags |= VMX_XDP_FLAG_REDIRECT;
+		st = VMX_RXS_XDP_REDIRECT;
+		break;
+	default:
+		bpf_warn_invalid_xdp_action(nd, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(nd, prog, act);
+		st = VMX_RXS_XDP_ABORTED;
+		goto drop;
+	case XDP_DROP:
+		st = VMX_RXS_XDP_DROP;
+		goto drop;
+	}
+	goto count;
+
+drop:
+	/* the caller still owns the buffers: it may post them again as they are */
+	act = XDP_DROP;
+count:
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.s[VMX_RXS_XDP_PACKETS]++;
+	rxq->stats.s[st]++;
+	u64_stats_update_end(&rxq->stats.syncp);
+	return act;
+}
+
 struct vmx_rx_ctx {
 	struct bpf_prog *prog;
 	struct vmx_txq *xtxq;
@@ -897,31 +973,20 @@ struct vmx_rx_ctx {
 };
 
 /*
- * Run XDP on the frame in @xb: a ring-0 page (or a copy of a data ring
- * entry) and, for a multi-buffer frame, the ring-1 pages in its shared
- * info. @eop is the completion that ended the frame, @lro_mss its LRO
- * segment size (0 if none). Returns the verdict
- * of vmx_xdp_run(): on XDP_DROP the pages are still the caller's; on
- * XDP_PASS the frame was delivered as an skb, with the fragments and the
- * metadata the program left (or dropped and counted when no skb could be
- * had).
+ * XDP_PASS: the frame in @xdp goes up as an skb built around its pages,
+ * with the fragments and the metadata the program left (or is dropped and
+ * counted when no skb could be had). Out of line: the verdicts that keep
+ * the frame in the driver do not pay for it.
  */
-static u32 vmx_rx_xdp_buff(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
-			   struct vmx_xdp_buff *xb,
-			   const struct vmx_rx_comp *eop, u32 lro_mss)
+static noinline void vmx_rx_xdp_pass(struct vmx_rxq *rxq,
+				     struct xdp_buff *xdp,
+				     const struct vmx_rx_comp *eop,
+				     u32 lro_mss)
 {
-	struct xdp_buff *xdp = &xb->xdp;
-	u32 act, meta, nfrags = 0, fsize = 0;
+	u32 meta, nfrags = 0, fsize = 0, xflags = 0;
 	struct skb_shared_info *sh;
 	struct sk_buff *skb;
-	u32 xflags = 0;
 
-	xb->eop = eop;
-	vmx_rx_count(rxq, likely(!xdp_buff_has_frags(xdp)) ?
-			  xdp->data_end - xdp->data : xdp_get_buff_len(xdp));
-	act = vmx_xdp_run(rxq, c->prog, xdp, c->xtxq, &c->xdp_flags);
-	if (act != XDP_PASS)
-		return act;
 	/* build_skb() clears the shared info the fragments are listed in */
 	if (unlikely(xdp_buff_has_frags(xdp))) {
 		sh = xdp_get_shared_info_from_buff(xdp);
@@ -934,7 +999,7 @@ static u32 vmx_rx_xdp_buff(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	if (unlikely(!skb)) {
 		vmx_xdp_buff_free(rxq, xdp, true);
 		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
-		return act;
+		return;
 	}
 	skb_reserve(skb, xdp->data - xdp->data_hard_start);
 	__skb_put(skb, xdp->data_end - xdp->data);
@@ -945,6 +1010,33 @@ static u32 vmx_rx_xdp_buff(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 		vmx_xdp_update_skb(skb, nfrags, fsize, nfrags * PAGE_SIZE,
 				   xflags);
 	vmx_rx_deliver(rxq, skb, eop, lro_mss, true);
+}
+
+/*
+ * Run XDP on the frame in @xb: a ring-0 page (or a copy of a data ring
+ * entry) and, for a multi-buffer frame, the ring-1 pages in its shared
+ * info. @eop is the completion that ended the frame, @lro_mss its LRO
+ * segment size (0 if none). Returns the verdict
+ * of vmx_xdp_run(): on XDP_DROP the pages are still the caller's; on
+ * XDP_PASS the frame was delivered as an skb, with the fragments and the
+ * metadata the program left (or dropped and counted when no skb could be
+ * had). Inlined in each of its three callers: it runs for every frame.
+ */
+static __always_inline u32 vmx_rx_xdp_buff(struct vmx_rxq *rxq,
+					   struct vmx_rx_ctx *c,
+					   struct vmx_xdp_buff *xb,
+					   const struct vmx_rx_comp *eop,
+					   u32 lro_mss)
+{
+	struct xdp_buff *xdp = &xb->xdp;
+	u32 act;
+
+	xb->eop = eop;
+	vmx_rx_count(rxq, likely(!xdp_buff_has_frags(xdp)) ?
+			  xdp->data_end - xdp->data : xdp_get_buff_len(xdp));
+	act = vmx_xdp_run(rxq, c->prog, xdp, c->xtxq, &c->xdp_flags);
+	if (act == XDP_PASS)
+		vmx_rx_xdp_pass(rxq, xdp, eop, lro_mss);
 	return act;
 }
 

@@ -13,7 +13,9 @@
  * while any program is attached: a program sees, sends and redirects the
  * frames that were on the wire, never an aggregate larger than the MTU.
  *
- * XDP_TX frames are collected during the poll and posted as one batch with
+ * The verdicts are carried out in the RX poll itself (vmx_rx.c, inlined
+ * there: two calls per frame were a sixth of the driver's instructions
+ * for XDP_DROP). XDP_TX frames are collected during the poll and posted as one batch with
  * one doorbell. They go to a TX queue reserved for XDP (one per RX queue,
  * after the stack's queues) when the device has room for it; otherwise
  * they share the stack's TX queue under its lock. ndo_xdp_xmit uses the
@@ -43,9 +45,6 @@
 #include <net/xdp.h>
 
 #include "vmx.h"
-
-#define VMX_XDP_FLAG_TX		BIT(0)
-#define VMX_XDP_FLAG_REDIRECT	BIT(1)
 
 /**
  * vmx_xdp_txq() - TX queue used for XDP frames coming from @idx
@@ -161,79 +160,6 @@ void vmx_xdp_buff_free(struct vmx_rxq *rxq, struct xdp_buff *xdp, bool direct)
 	}
 	page_pool_put_full_page(rxq->ring[0].pp,
 				virt_to_page(xdp->data_hard_start), direct);
-}
-
-/**
- * vmx_xdp_run() - run the program on one frame and carry out its verdict
- * @rxq: receiving queue
- * @prog: program, read once for this poll
- * @xdp: the frame, in a page_pool page of @rxq
- * @xtxq: TX queue for XDP_TX
- * @xdp_flags: accumulates what vmx_xdp_poll_done() must finish
- *
- * XDP_TX and XDP_REDIRECT consume the pages; every failure of theirs, and
- * XDP_ABORTED or an unknown verdict, is counted and returned as XDP_DROP.
- * On XDP_DROP and XDP_PASS the caller still owns the pages (a dropped
- * ring-0 page is posted again as it is, without a trip through its pool).
- *
- * Return: XDP_PASS, XDP_TX, XDP_REDIRECT or XDP_DROP.
- */
-u32 vmx_xdp_run(struct vmx_rxq *rxq, struct bpf_prog *prog,
-		struct xdp_buff *xdp, struct vmx_txq *xtxq, u32 *xdp_flags)
-{
-	struct net_device *nd = rxq->vp->netdev;
-	enum vmx_rxq_stat st;
-	struct xdp_frame *f;
-	u32 act;
-
-	act = bpf_prog_run_xdp(prog, xdp);
-	switch (act) {
-	case XDP_PASS:
-		st = VMX_RXS_XDP_PASS;
-		break;
-	case XDP_TX:
-		f = xdp_convert_buff_to_frame(xdp);
-		if (unlikely(!f)) {
-			st = VMX_RXS_XDP_TX_ERR;
-			goto drop;
-		}
-		if (rxq->xdp_tx_n == VMX_XDP_TX_BATCH)
-			vmx_xdp_tx_flush(rxq, xtxq);
-		rxq->xdp_tx[rxq->xdp_tx_n++] = f;
-		*xdp_flags |= VMX_XDP_FLAG_TX;
-		vmx_rxq_add(rxq, VMX_RXS_XDP_PACKETS, 1);
-		/* counted as sent (or failed) when the batch goes out */
-		return act;
-	case XDP_REDIRECT:
-		if (unlikely(xdp_do_redirect(nd, xdp, prog))) {
-			st = VMX_RXS_XDP_REDIRECT_ERR;
-			goto drop;
-		}
-		*xdp_flags |= VMX_XDP_FLAG_REDIRECT;
-		st = VMX_RXS_XDP_REDIRECT;
-		break;
-	default:
-		bpf_warn_invalid_xdp_action(nd, prog, act);
-		fallthrough;
-	case XDP_ABORTED:
-		trace_xdp_exception(nd, prog, act);
-		st = VMX_RXS_XDP_ABORTED;
-		goto drop;
-	case XDP_DROP:
-		st = VMX_RXS_XDP_DROP;
-		goto drop;
-	}
-	goto count;
-
-drop:
-	/* the caller still owns the buffers: it may post them again as they are */
-	act = XDP_DROP;
-count:
-	u64_stats_update_begin(&rxq->stats.syncp);
-	rxq->stats.s[VMX_RXS_XDP_PACKETS]++;
-	rxq->stats.s[st]++;
-	u64_stats_update_end(&rxq->stats.syncp);
-	return act;
 }
 
 /**

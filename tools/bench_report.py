@@ -221,6 +221,11 @@ PROJ_IRQ_CYCLES = 2528
 
 # the background spin on CPU 0 (see count_main's "without the spin")
 SPIN_FUNCS = ("native_queued_spin_lock_slowpath", "lock_timer_base", "__timer_delete_sync")
+# the lock helpers the spin calls: counted with it in the proportion to
+# lock_timer_base that the load's idle phase (no traffic at all) shows;
+# the rest of their count (the cell's own locking) stays
+SPIN_HELPERS = ("_raw_spin_lock_irqsave", "_raw_spin_unlock_irqrestore")
+SPIN_BASE = "lock_timer_base"
 
 
 def parse_marks(path):
@@ -346,6 +351,16 @@ def count_main(argv):
     idle = {}
     cells = defaultdict(list)
     problems = []
+    # per load: each spin helper's instructions per lock_timer_base
+    # instruction with no traffic (the idle phase)
+    helper_k = {}
+    for r in rows:
+        c = cell_counts(r, marks, io, hist) if r["test"] == "idle" else None
+        if not c or not c["hist"]:
+            continue
+        fn = symbolize(load_syms("%s.kallsyms.%s" % (base, r["driver"])), c["hist"])
+        if fn.get(SPIN_BASE, 0) > 0:
+            helper_k[r["load"]] = {h: fn.get(h, 0) / fn[SPIN_BASE] for h in SPIN_HELPERS}
     for r in rows:
         c = cell_counts(r, marks, io, hist)
         if c is None:
@@ -394,6 +409,8 @@ def count_main(argv):
                 # all (waiting in timer deletion for a lock or a callback
                 # held by CPU 1; see Documentation/performance.rst)
                 spin = sum(fn.get(k, 0) for k in SPIN_FUNCS)
+                for h, k in helper_k.get(r["load"], {}).items():
+                    spin += min(fn.get(h, 0), k * fn.get(SPIN_BASE, 0))
                 m["insn_dut_nospin"] = (c["insns"][0] - spin) / handled
         cells[(r["test"], r["mode"], r["size"], r["driver"])].append(m)
 
