@@ -160,9 +160,13 @@ static void vmx_rx_ring_free(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
 	r->pp = NULL;
 }
 
-/* A new buffer for @r, or false (counted) when none could be had. */
-static bool vmx_rx_buf_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-			     struct vmx_rx_buf *b)
+/*
+ * A new buffer for @r, or false (counted) when none could be had. Inlined
+ * in the refill, which runs it for every frame a page went up with.
+ */
+static __always_inline bool vmx_rx_buf_alloc(struct vmx_rxq *rxq,
+					     struct vmx_rx_ring *r,
+					     struct vmx_rx_buf *b)
 {
 	if (r->xsk) {
 		/* none while the application's fill ring is empty: not counted */
@@ -780,11 +784,13 @@ static void vmx_rx_count(struct vmx_rxq *rxq, u32 len)
 
 /*
  * Hand a whole frame to the stack. @counted: XDP already counted it as
- * received (with its length before the program ran).
+ * received (with its length before the program ran). Inlined in XDP_PASS;
+ * the other paths call vmx_rx_deliver().
  */
-static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
-			   const struct vmx_rx_comp *eop, u32 lro_mss,
-			   bool counted)
+static __always_inline void __vmx_rx_deliver(struct vmx_rxq *rxq,
+					     struct sk_buff *skb,
+					     const struct vmx_rx_comp *eop,
+					     u32 lro_mss, bool counted)
 {
 	struct net_device *nd = rxq->vp->netdev;
 	u32 dw0 = le32_to_cpu(eop->dw[0]);
@@ -825,6 +831,13 @@ static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
 		netif_receive_skb(skb);
 	else
 		napi_gro_receive(rxq->napi, skb);
+}
+
+static void vmx_rx_deliver(struct vmx_rxq *rxq, struct sk_buff *skb,
+			   const struct vmx_rx_comp *eop, u32 lro_mss,
+			   bool counted)
+{
+	__vmx_rx_deliver(rxq, skb, eop, lro_mss, counted);
 }
 
 /*
@@ -1009,7 +1022,7 @@ static noinline void vmx_rx_xdp_pass(struct vmx_rxq *rxq,
 	if (nfrags)
 		vmx_xdp_update_skb(skb, nfrags, fsize, nfrags * PAGE_SIZE,
 				   xflags);
-	vmx_rx_deliver(rxq, skb, eop, lro_mss, true);
+	__vmx_rx_deliver(rxq, skb, eop, lro_mss, true);
 }
 
 /*
@@ -1330,8 +1343,9 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		      struct vmx_rx_ctx *c)
 {
 	u32 nrxq = rxq->vp->qs.nq, dw0, dw2, dw3, idx, len, rqid;
+	/* vmx_rx_take() fills it before any use: not zeroed per frame */
+	struct vmx_rx_buf b __uninitialized;
 	struct vmx_rx_ring *r;
-	struct vmx_rx_buf b;
 	bool sop, eop;
 
 	dw0 = le32_to_cpu(rc->dw[0]);
@@ -1474,7 +1488,8 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 
 	while (done < budget) {
 		struct vmx_rx_comp *rc = &rxq->comp[rxq->comp_next];
-		struct vmx_rx_comp copy;
+		/* written whole below: no zeroing per frame (INIT_STACK_ALL_ZERO) */
+		struct vmx_rx_comp copy __uninitialized;
 		u32 i;
 
 		if (!!(le32_to_cpu(READ_ONCE(rc->dw[3])) & VMX_RXC_GEN) !=
