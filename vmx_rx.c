@@ -399,7 +399,8 @@ static u32 vmx_rx_ring_owned(const struct vmx_rx_ring *r)
  * Hand the slot at r->fill to the device; false if no page was available.
  * Inlined in the refill loop (once per frame).
  */
-static __always_inline bool vmx_rx_post(struct vmx_rxq *rxq, struct vmx_rx_ring *r)
+static __always_inline bool vmx_rx_post(struct vmx_rxq *rxq,
+					struct vmx_rx_ring *r)
 {
 	struct vmx_rx_desc *d = &r->desc[r->fill];
 	struct vmx_rx_buf *b = &r->buf[r->fill];
