@@ -38,6 +38,9 @@
 #             RX out of order (tdev_ooo.sh)
 #   tdevpm    6.12, the test device with the 9p shares kept across a
 #             system suspend (vm.sh --pm-9p): suspend.sh (mem, freeze)
+#   benchsmoke on the host, last: tools/bench.sh --quick (the counting
+#             benchmark's smoke: every default cell of both drivers has
+#             numbers; its own guest, stock QEMU with the counting plugin)
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -154,7 +157,7 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	netconsole.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
-	hotplug kselftests msi tdev tdevx tdevrev tdevpm)
+	hotplug kselftests msi tdev tdevx tdevrev tdevpm benchsmoke)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug)
@@ -254,6 +257,13 @@ G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 G_KERNEL[tdevpm]=6.12
 G_OPTS[tdevpm]="--nic vmxnet3t --nic vmxnet3 --nic virtio --pm-9p --append no_console_suspend"
 G_TESTS[tdevpm]="suspend.sh"
+# The counting benchmark's smoke, run on the host (tools/bench.sh --quick
+# boots its own guest with the counting plugin, stock QEMU): every default
+# cell of both drivers has numbers. Last, after the test device's build
+# (which adds the deb-src entries the plugin's QEMU headers come from).
+G_KERNEL[benchsmoke]=6.12
+G_OPTS[benchsmoke]="(host: tools/bench.sh --quick)"
+G_TESTS[benchsmoke]="bench_smoke"
 G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
 # 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 24 vCPUs.
 G_KERNEL[tdevq32]=6.12
@@ -363,10 +373,12 @@ uses_testdev() { [[ " ${G_OPTS[$1]} " == *" --nic vmxnet3t"* || " ${G_OPTS[$1]} 
 # order given.
 TD_SEL=()
 ST_SEL=()
+BENCH_SEL=()
 for g in "${SEL[@]}"; do
-	if uses_testdev "$g"; then TD_SEL+=("$g"); else ST_SEL+=("$g"); fi
+	if [ "$g" = benchsmoke ]; then BENCH_SEL=("$g")
+	elif uses_testdev "$g"; then TD_SEL+=("$g"); else ST_SEL+=("$g"); fi
 done
-SEL=("${ST_SEL[@]}" "${TD_SEL[@]}")
+SEL=("${ST_SEL[@]}" "${TD_SEL[@]}" "${BENCH_SEL[@]}")
 
 # Tests of a group after the TESTS filter; mode.sh first (whatever TESTS
 # says) when the group names its mode.
@@ -609,9 +621,37 @@ parse_test() {
 	fi
 }
 
+# bench_smoke: tools/bench.sh --quick on the host, one test.
+bench_smoke() {
+	local gdir=$RESULTS/benchsmoke t0 rc secs
+	mkdir -p "$gdir"
+	# the deb-src entries come with the test device's build
+	[ -z "$TD_PID" ] || testdev_wait || true
+	say "group benchsmoke: tools/bench.sh --quick (log: $gdir/bench.log)"
+	t0=$(date +%s)
+	BENCH_NO_SETUP=1 timeout 1200 "$TOOLS_DIR/bench.sh" --quick > "$gdir/bench.log" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - t0 ))
+	if [ $rc = 0 ]; then
+		PASS=$((PASS + 1))
+		SUMMARY+=("PASS  benchsmoke/bench_smoke: 1 passed, 0 failed, 0 skipped (${secs}s)")
+	else
+		FAIL=$((FAIL + 1))
+		SUMMARY+=("FAIL  benchsmoke/bench_smoke: 0 passed, 1 failed, 0 skipped (${secs}s) - tools/bench.sh --quick exit $rc")
+		while IFS= read -r l; do
+			SUMMARY+=("        $l")
+		done < <(grep -v '^ *$' "$gdir/bench.log" | tail -n 6 | cut -c1-160)
+	fi
+	TIMES+=("benchsmoke ${secs}s")
+}
+
 for g in "${SEL[@]}"; do
 	read -r -a tests <<< "$(group_tests "$g")"
 	if [ ${#tests[@]} -eq 0 ]; then
+		continue
+	fi
+	if [ "$g" = benchsmoke ]; then
+		bench_smoke
 		continue
 	fi
 	if uses_testdev "$g" && ! testdev_wait; then
