@@ -162,7 +162,7 @@ count_idle() {
 	vmx_mark; a=$MARK_SEQ; t0=$(date +%s.%N)
 	sleep "${BENCH_IDLE_SECS:-2}"
 	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
-	emit "{\"driver\":\"$1\",\"load\":$2,\"test\":\"idle\",\"mode\":\"-\",\"size\":0,\"packets\":0,\"mark0\":$a,\"mark1\":$b,\"secs\":$(echo "$t1 - $t0" | bc)}"
+	emit "{\"driver\":\"$1\",\"load\":$2,\"test\":\"idle\",\"mode\":\"-\",\"size\":0,\"packets\":0,\"mark0\":$a,\"mark1\":$b,\"secs\":$(secs_between "$t0" "$t1")}"
 }
 
 # count_pktgen IFACE THREAD DST_MAC SIZE COUNT PPS NETNS-CMD...: set up
@@ -236,7 +236,7 @@ count_cell() { # driver load test mode size
 			log "xdp-bench ${xb[*]}:"; sed 's/^/  /' /tmp/xdp-bench.out >&2
 		fi
 	fi
-	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"packets\":${sent:-0},\"pps\":$pps,\"dev_nobuf\":$((oob1 - oob0)),\"back\":$((back1 - back0)),\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(echo "$t1 - $t0" | bc)}"
+	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"packets\":${sent:-0},\"pps\":$pps,\"dev_nobuf\":$((oob1 - oob0)),\"back\":$((back1 - back0)),\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(secs_between "$t0" "$t1")}"
 }
 
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -286,6 +286,10 @@ host_snap() {
 	echo "$(cut -d' ' -f1 "$HTASK_DUT/schedstat") $(cut -d' ' -f1 "$HTASK_GEN/schedstat")" \
 		"$(cut -d' ' -f1 "$HTASK_MAIN/schedstat") $all"
 }
+# secs_between T0 T1: T1 - T0 in seconds as a JSON number (bc prints
+# ".88" for a window under a second, which JSON does not take)
+secs_between() { printf '%.6f' "$(echo "$2 - $1" | bc)"; }
+
 emit() { echo "$1" >> "$OUT"; }
 
 # PCI order: 0 tap vmxnet3, 1 tap virtio, 2 hub vmxnet3 (DUT), 3 hub vmxnet3
