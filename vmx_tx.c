@@ -203,7 +203,8 @@ static bool vmx_tx_defer(struct vmx_txq *txq, u32 pkts, u32 limit)
 	return n >= max(thr, limit);
 }
 
-static void vmx_tx_unmap(struct vmx_txq *txq, struct vmx_tx_buf *b)
+static __always_inline void vmx_tx_unmap(struct vmx_txq *txq,
+					 struct vmx_tx_buf *b)
 {
 	struct device *dev = &txq->vp->pdev->dev;
 
@@ -236,9 +237,13 @@ static bool vmx_tx_buf_is_xdp(const struct vmx_tx_buf *b)
 	       b->type == VMX_TXB_XDP_XMIT_FRAG || b->type == VMX_TXB_XSK;
 }
 
-/* Release descriptor slots [txq->clean, end] of completed packets. */
-static void vmx_tx_release(struct vmx_txq *txq, u32 end, int budget,
-			   struct vmx_tx_done *done)
+/*
+ * Release descriptor slots [txq->clean, end] of completed packets. Inlined
+ * in the completion loop (once per packet).
+ */
+static __always_inline void vmx_tx_release(struct vmx_txq *txq, u32 end,
+					   int budget,
+					   struct vmx_tx_done *done)
 {
 	for (;;) {
 		struct vmx_tx_buf *b = &txq->buf[txq->clean];
@@ -722,7 +727,10 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	sop = txq->fill;
 	sop_gen = txq->fill_gen;
 	hdr = txq->data_ring + sop * txq->data_desc_size;
-	if (skb_copy_bits(skb, 0, hdr, p.copy))
+	/* the usual case, all of it in the linear part, without the walk */
+	if (likely(p.copy <= skb_headlen(skb)))
+		memcpy(hdr, skb->data, p.copy);
+	else if (skb_copy_bits(skb, 0, hdr, p.copy))
 		goto drop;
 	if (p.tso)
 		vmx_tx_seed_tso(skb, hdr, p.tunnel);
