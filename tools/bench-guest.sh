@@ -45,7 +45,10 @@ OUT=${1:?usage: bench-guest.sh OUT.jsonl}
 #   BENCH_CELLS ("drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64"):
 #     TEST:MODE:SIZE with TEST drop|pass|tx|redirect-cpu (MODE native|skb),
 #     xdp_xmit (MODE native: pktgen into DUT2, xdp-bench redirect DUT2 ->
-#     DUT), skb_tx (MODE -: pktgen on the DUT itself, on CPU 0)
+#     DUT), skb_tx (MODE -: pktgen on the DUT itself, on CPU 0), tcp
+#     (MODE rx|tx, SIZE = the MTU of the DUT and the generator: one iperf3
+#     stream of BENCH_TCP_MB (20) MiB, DUT receiving or sending; the cell's
+#     "packets" are KiB, so its figures are per KiB)
 #   BENCH_PACKETS (20000) per cell, BENCH_PPS (10000): the generator's pace
 #     (bursts of 32; both drivers keep up, so both see the same pattern;
 #     0 = as fast as pktgen goes), BENCH_ORDER ("vmx vmxnet3 vmxnet3 vmx"),
@@ -192,6 +195,32 @@ count_pktgen_sent() {
 		echo rem_device_all > /proc/net/pktgen/$thr"
 }
 
+# count_tcp DRIVER LOAD tcp rx|tx MTU: one TCP stream of BENCH_TCP_MB MiB
+# between the DUT and the generator at MTU, counted per KiB (iperf3 on
+# CPU 1 with this script; the DUT's interrupts and softirqs on CPU 0).
+count_tcp() {
+	local drv=$1 load=$2 dir=$4 mtu=$5 mb=${BENCH_TCP_MB:-20} a b t0 t1 rc rev=()
+	[ "$dir" = rx ] && rev=(-R)
+	ip link set "$DUT" mtu "$mtu"
+	ip -n hpeer link set gen mtu "$mtu"
+	ip netns exec hpeer iperf3 -s -D -1 -p 5311
+	sleep 0.5
+	count_irqs > /tmp/irq0
+	count_stats > /tmp/est0
+	vmx_mark; a=$MARK_SEQ; t0=$(date +%s.%N)
+	# -n: the client sends (tx) or, with -R, the server sends (rx) that much
+	timeout 60 iperf3 -c 10.99.0.2 -p 5311 -n "${mb}M" "${rev[@]}" >/tmp/iperf3.out 2>&1
+	rc=$?
+	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
+	count_irqs > /tmp/irq1
+	count_stats > /tmp/est1
+	[ $rc = 0 ] || { log "iperf3 ($dir, MTU $mtu) failed:"; sed 's/^/  /' /tmp/iperf3.out >&2; }
+	ip link set "$DUT" mtu 1500
+	ip -n hpeer link set gen mtu 1500
+	[ $rc = 0 ] || return 0
+	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"tcp\",\"mode\":\"$dir\",\"size\":$mtu,\"packets\":$((mb * 1024)),\"pps\":0,\"dev_nobuf\":0,\"back\":0,\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(secs_between "$t0" "$t1")}"
+}
+
 count_cell() { # driver load test mode size
 	local drv=$1 load=$2 t=$3 mode=$4 size=$5 n=${BENCH_PACKETS:-20000}
 	local pps=${BENCH_PPS:-10000} rxif=$DUT rxmac=$DUT_MAC xb=() pid="" i
@@ -201,6 +230,7 @@ count_cell() { # driver load test mode size
 	redirect-cpu) xb=(redirect-cpu -c 0 -r drop -m "$mode" "$DUT") ;;
 	xdp_xmit) xb=(redirect "$DUT2" "$DUT"); rxif=$DUT2; rxmac=$DUT2_MAC ;;
 	skb_tx) ;;
+	tcp) count_tcp "$@"; return ;;
 	*) log "unknown cell $t"; return ;;
 	esac
 	if [ ${#xb[@]} -gt 0 ]; then

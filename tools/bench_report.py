@@ -425,7 +425,8 @@ def count_main(argv):
     summary = []
     print("Counting benchmark: per handled packet, mean over the driver's loads "
           "(ABBA); insn = guest instructions on the DUT vCPU (CPU 0), net = minus "
-          "CPU 0's idle rate over the cell's time; exits = BAR accesses")
+          "CPU 0's idle rate over the cell's time; exits = BAR accesses; tcp cells "
+          "(mode rx/tx, size = MTU): per KiB of the stream instead of per packet")
     hdr = "%-13s %-6s %4s | %-8s %8s %8s %13s %7s %7s %7s | %s" % (
         "test", "mode", "size", "driver", "insn", "net", "(net by load)", "bar0 w", "exits",
         "irqs", "vmx/ref net insn, bar0 w, irqs, projected pps")
