@@ -257,6 +257,7 @@ G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
 G_KERNEL[tdevpm]=6.12
 G_OPTS[tdevpm]="--nic vmxnet3t --nic vmxnet3 --nic virtio --pm-9p --append no_console_suspend"
 G_TESTS[tdevpm]="suspend.sh"
+G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
 # The counting benchmark's smoke, run on the host (tools/bench.sh --quick
 # boots its own guest with the counting plugin, stock QEMU): every default
 # cell of both drivers has numbers. Last, after the test device's build
@@ -264,10 +265,9 @@ G_TESTS[tdevpm]="suspend.sh"
 G_KERNEL[benchsmoke]=6.12
 G_OPTS[benchsmoke]="(host: tools/bench.sh --quick)"
 G_TESTS[benchsmoke]="bench_smoke"
-G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
-# 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 24 vCPUs.
+# 32 TX / 32 RX queues (rev 6, 65 vectors, the extended interrupt block) on 32 vCPUs.
 G_KERNEL[tdevq32]=6.12
-G_OPTS[tdevq32]="--nic vmxnet3t:max-revision=6,max-tx-queues=32,max-rx-queues=32 --nic virtio --smp 24"
+G_OPTS[tdevq32]="--nic vmxnet3t:max-revision=6,max-tx-queues=32,max-rx-queues=32 --nic virtio --smp 32"
 G_TESTS[tdevq32]="tdev_queues32.sh"
 G_ENV[tdevq32]="VMX_MODE=testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3

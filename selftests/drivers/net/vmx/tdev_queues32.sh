@@ -119,6 +119,56 @@ if [ "$(ch_cur)" = 8 ]; then
 fi
 check "combined $WANT_MAX (one per CPU): extended block" set_ch "$WANT_MAX" 1
 check "TCP over $WANT_MAX channels: spread, every used vector fired" rx_spread "$WANT_MAX"
+
+# all_queues N: 512 short TCP connections from the peer (each its own
+# 4-tuple: RSS spreads them over the indirection table) carry frames into
+# every one of the N RX queues (the device's per-queue counters), and the
+# DUT's answers, sent from the CPUs those queues interrupt, leave through
+# every one of its N TX queues (vmx's txN_packets).
+all_queues() {
+	local n=$1 q v rc=0 idle_rx="" idle_tx="" lpid
+	declare -a r0 t0
+	for ((q = 0; q < n; q++)); do
+		r0[q]=$(testdev_stat "$NIC" "rx-queue$q") || return 1
+		t0[q]=$(estat "$DUT" "tx${q}_packets")
+	done
+	python3 - "$DUT_IP" > "$VMX_TMP/aq.out" 2>&1 <<'PYEOF' &
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5311))
+s.listen(512)
+s.settimeout(60)
+print("listening", flush=True)
+for _ in range(512):
+    c, _a = s.accept()
+    c.recv(4096)
+    c.sendall(b"a" * 200)
+    c.close()
+PYEOF
+	lpid=$!
+	_vmx_bg+=("$lpid")
+	wait_for 20 grep -q listening "$VMX_TMP/aq.out" || { cat "$VMX_TMP/aq.out"; return 1; }
+	pexec python3 - "$DUT_IP" <<'PYEOF' || { echo "peer connections failed"; rc=1; }
+import socket, sys
+for i in range(512):
+    c = socket.create_connection((sys.argv[1], 5311), timeout=20)
+    c.sendall(b"q" * 1000)
+    c.recv(4096)
+    c.close()
+PYEOF
+	wait "$lpid" || { cat "$VMX_TMP/aq.out"; echo "DUT listener failed"; rc=1; }
+	for ((q = 0; q < n; q++)); do
+		v=$(testdev_stat "$NIC" "rx-queue$q") || return 1
+		[ "$v" -gt "${r0[q]}" ] || idle_rx+=" $q"
+		v=$(estat "$DUT" "tx${q}_packets")
+		[ "$v" -gt "${t0[q]}" ] || idle_tx+=" $q"
+	done
+	echo "$n channels: RX queues without frames:${idle_rx:- none}; TX queues without frames:${idle_tx:- none}"
+	[ -z "$idle_rx" ] && [ -z "$idle_tx" ] && [ "$rc" = 0 ]
+}
+check "512 TCP connections over $WANT_MAX channels: every RX and TX queue carries traffic" \
+	all_queues "$WANT_MAX"
 # the device's notification counters: vectors 25..64 exist only in the
 # extended block, and with 23 or more channels the last channels' vectors
 # live there. RSS steers every flow to the last queue (16 flows alone may
