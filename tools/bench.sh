@@ -14,7 +14,11 @@
 #             several rounds; with --quick one round, 1 s cells, 64 bytes
 # Env (counting): BENCH_CELLS, BENCH_PACKETS, BENCH_PPS, BENCH_ORDER (see
 #      tools/bench-guest.sh), BENCH_HIST=1 (per-function histogram of the
-#      DUT vCPU per cell, from /proc/kallsyms), BENCH_KERNEL (default 6.12).
+#      DUT vCPU per cell, from /proc/kallsyms), BENCH_KERNEL (default 6.12),
+#      BENCH_TESTDEV=1 (the DUT and DUT2 are the project's test device at
+#      revision 9, tools/testdev, in its QEMU: frames up to the RX data
+#      ring's entry size, 64 B, arrive in the data ring, larger ones in
+#      ring 0; the plugin is built for that QEMU).
 #      (timing): BENCH_ROUNDS, BENCH_SECS, BENCH_SIZES, BENCH_DRIVERS,
 #      BENCH_TCP, BENCH_MTUS.
 # Output: a table on stdout and results/count-<stamp>.json (or
@@ -36,7 +40,13 @@ fi
 make -s modules >/dev/null
 mkdir -p results
 stamp=$(date +%Y%m%d-%H%M%S)
-qemu_version=$(qemu-system-x86_64 --version | head -n1)
+qemu=$(command -v qemu-system-x86_64)
+nics=(--nic vmxnet3 --nic vmxnet3)
+if [ -n "${BENCH_TESTDEV:-}" ]; then
+	qemu=$(tools/testdev/build.sh) || { echo "bench: the test device did not build" >&2; exit 1; }
+	nics=(--nic vmxnet3t --nic vmxnet3t)
+fi
+qemu_version=$("$qemu" --version | head -n1)
 
 if [ $MODE = count ]; then
 	if [ $QUICK = 1 ]; then
@@ -45,7 +55,7 @@ if [ $MODE = count ]; then
 	fi
 	# the default cells (tools/bench-guest.sh): the smoke checks each has numbers
 	export BENCH_CELLS=${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}
-	plug=$(tools/count/build.sh "$(command -v qemu-system-x86_64)")
+	plug=$(tools/count/build.sh "$qemu")
 	base=$TOP/results/count-$stamp
 	hist=""
 	[ -z "${BENCH_HIST:-}" ] || hist=,hist=0
@@ -62,7 +72,7 @@ if [ $MODE = count ]; then
 		rc=0
 		tools/vm.sh --kernel "${BENCH_KERNEL:-6.12}" "${envs[@]}" \
 			--qemu "-plugin $plug/vmxcount.so,out=$base.marks$hist" \
-			--nic vmxnet3 --nic vmxnet3 --nic virtio --timeout "${BENCH_TIMEOUT:-3600}" \
+			"${nics[@]}" --nic virtio --timeout "${BENCH_TIMEOUT:-3600}" \
 			--quiet --log "$base.log" -- tools/bench-guest.sh "$base.jsonl" || rc=$?
 		[ $rc != 0 ] && [ ! -s "$base.jsonl" ] && grep -q 'qemu rc=139' "$base.log" &&
 			[ $try != 3 ] || break
