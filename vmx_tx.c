@@ -335,7 +335,9 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 		txq->comp_next = vmx_ring_next(txq->comp_next, txq->size,
 					       &txq->comp_gen);
 	}
-	xdp_flush_frame_bulk(&done.bq);
+	/* none queued: netpoll's budget-0 polls never reach XDP returns */
+	if (done.bq.count)
+		xdp_flush_frame_bulk(&done.bq);
 	rcu_read_unlock();
 	if (done.xsk)
 		xsk_tx_completed(txq->xsk_pool, done.xsk);
@@ -373,7 +375,8 @@ void vmx_txq_drain(struct vmx_txq *txq)
 	rcu_read_lock();	/* xdp_return_frame_bulk needs it */
 	while (txq->clean != txq->fill)
 		vmx_tx_release(txq, txq->clean, 0, &done);
-	xdp_flush_frame_bulk(&done.bq);
+	if (done.bq.count)
+		xdp_flush_frame_bulk(&done.bq);
 	rcu_read_unlock();
 	/* the application gets its buffers back: nothing was sent */
 	if (done.xsk)
