@@ -151,7 +151,6 @@ struct vmx_rx_ring {
 	u32 buf_len;
 	u32 dw2;		/* descriptor dword 2 but the generation bit */
 	u16 dma_off;		/* frame offset in a buffer (ring 0: headroom) */
-	u8 btype;
 	bool xsk;		/* buffers from the queue's AF_XDP pool */
 	bool ooo;		/* completions may come out of ring order */
 };

@@ -76,7 +76,6 @@ static int vmx_rx_ring_alloc(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 	};
 
 	r->size = size;
-	r->btype = btype;
 	r->truesize = truesize;
 	r->buf_len = btype == VMX_RXD_BTYPE_HEAD ?
 		     VMX_RX_BUF_LEN(truesize, head) : VMX_RX_BODY_LEN;
@@ -1086,7 +1085,7 @@ static void vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c, u32 idx,
 	if (unlikely(vmx_rx_need_sync(rxq)))
 		dma_sync_single_range_for_device(&rxq->vp->pdev->dev,
 						 page_pool_get_dma_addr(page),
-						 rxq->headroom, r->buf_len,
+						 r->dma_off, r->buf_len,
 						 page_pool_get_dma_dir(r->pp));
 }
 
@@ -1405,7 +1404,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	if (vmx_rx_need_sync(rxq))
 		dma_sync_single_range_for_cpu(&rxq->vp->pdev->dev,
 					      vmx_rx_buf_dma(rxq, r, &b),
-					      sop ? rxq->headroom : 0, len,
+					      r->dma_off, len,
 					      rxq->copy ? DMA_FROM_DEVICE :
 					      page_pool_get_dma_dir(r->pp));
 

@@ -15,12 +15,13 @@
  *
  * The verdicts are carried out in the RX poll itself (vmx_rx.c, inlined
  * there: two calls per frame were a sixth of the driver's instructions
- * for XDP_DROP). XDP_TX frames are collected during the poll and posted as one batch with
- * one doorbell. They go to a TX queue reserved for XDP (one per RX queue,
- * after the stack's queues) when the device has room for it; otherwise
- * they share the stack's TX queue under its lock. ndo_xdp_xmit uses the
- * same queues; each XDP queue has a lock because redirects from other CPUs
- * may pick it while its own NAPI sends XDP_TX frames.
+ * for XDP_DROP). XDP_TX frames are collected during the poll and posted
+ * as one batch with one doorbell. They go to a TX queue reserved for XDP
+ * (one per RX queue, after the stack's queues) when the device has room
+ * for it; otherwise they share the stack's TX queue under its lock.
+ * ndo_xdp_xmit uses the same queues; each XDP queue has a lock because
+ * redirects from other CPUs may pick it while its own NAPI sends XDP_TX
+ * frames.
  *
  * A dedicated XDP queue is reclaimed by its senders, under that lock, right
  * after each doorbell. QEMU's device sends synchronously on the doorbell,
