@@ -195,6 +195,13 @@ count_pktgen_sent() {
 		echo rem_device_all > /proc/net/pktgen/$thr"
 }
 
+# count_emit DRIVER LOAD TEST MODE SIZE PACKETS PPS NOBUF BACK MARK0 MARK1
+# T0 T1: a counted cell's JSON line, with the interrupt and ethtool counter
+# changes between /tmp/irq0 and /tmp/irq1, /tmp/est0 and /tmp/est1.
+count_emit() {
+	emit "{\"driver\":\"$1\",\"load\":$2,\"test\":\"$3\",\"mode\":\"$4\",\"size\":$5,\"packets\":$6,\"pps\":$7,\"dev_nobuf\":$8,\"back\":$9,\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":${10},\"mark1\":${11},\"secs\":$(secs_between "${12}" "${13}")}"
+}
+
 # count_tcp DRIVER LOAD tcp rx|tx MTU: one TCP stream of BENCH_TCP_MB MiB
 # between the DUT and the generator at MTU, counted per KiB (iperf3 on
 # CPU 1 with this script; the DUT's interrupts and softirqs on CPU 0).
@@ -218,7 +225,7 @@ count_tcp() {
 	ip link set "$DUT" mtu 1500
 	ip -n hpeer link set gen mtu 1500
 	[ $rc = 0 ] || return 0
-	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"tcp\",\"mode\":\"$dir\",\"size\":$mtu,\"packets\":$((mb * 1024)),\"pps\":0,\"dev_nobuf\":0,\"back\":0,\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(secs_between "$t0" "$t1")}"
+	count_emit "$drv" "$load" tcp "$dir" "$mtu" $((mb * 1024)) 0 0 0 "$a" "$b" "$t0" "$t1"
 }
 
 count_cell() { # driver load test mode size
@@ -266,7 +273,8 @@ count_cell() { # driver load test mode size
 			log "xdp-bench ${xb[*]}:"; sed 's/^/  /' /tmp/xdp-bench.out >&2
 		fi
 	fi
-	emit "{\"driver\":\"$drv\",\"load\":$load,\"test\":\"$t\",\"mode\":\"$mode\",\"size\":$size,\"packets\":${sent:-0},\"pps\":$pps,\"dev_nobuf\":$((oob1 - oob0)),\"back\":$((back1 - back0)),\"irqs\":$(irq_json /tmp/irq0 /tmp/irq1),\"stats\":$(irq_json /tmp/est0 /tmp/est1),\"bars\":\"$BARS\",\"mark0\":$a,\"mark1\":$b,\"secs\":$(secs_between "$t0" "$t1")}"
+	count_emit "$drv" "$load" "$t" "$mode" "$size" "${sent:-0}" "$pps" \
+		$((oob1 - oob0)) $((back1 - back0)) "$a" "$b" "$t0" "$t1"
 }
 
 ROUNDS=${BENCH_ROUNDS:-3}

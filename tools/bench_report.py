@@ -12,6 +12,7 @@ Usage:
       the wall-clock benchmark: medians, spread, ratios.
 Prints a table; writes the raw lines and the summary to OUT.json.
 """
+import functools
 import json
 import statistics
 import sys
@@ -268,7 +269,10 @@ def parse_bars(s):
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def load_syms(path):
+    """A kallsyms copy's text symbols, sorted; read once per file (several
+    MB, asked for by every cell of a driver's loads)."""
     syms = []
     try:
         for line in open(path):
