@@ -16,7 +16,10 @@
 # RC is 0 when the command ran, 1 when QMP refused it or HMP printed an
 # error ("Error: ...", "unknown command: ..."). The ID lets the guest skip a
 # reply it gave up waiting for. QMP events (DEVICE_DELETED, ...) are
-# ignored. The relay ends when QEMU closes either socket.
+# ignored, except that RESET ones are counted: the command "vmx-resets"
+# (not HMP's) answers how many system resets QEMU reported so far (a guest
+# that rebooted to restore a hibernation image can tell it did). The relay
+# ends when QEMU closes either socket.
 import json
 import socket
 import sys
@@ -40,6 +43,7 @@ class Qmp:
     def __init__(self, sock):
         self.f = sock.makefile("rwb", buffering=0)
         self.n = 0
+        self.resets = 0
         self.recv()  # greeting
         self.call("qmp_capabilities")
 
@@ -58,6 +62,8 @@ class Qmp:
         while True:
             r = self.recv()
             if r.get("id") != self.n:
+                if r.get("event") == "RESET":
+                    self.resets += 1
                 continue  # an event
             if "error" in r:
                 return 1, "error: %s\n" % r["error"].get("desc", r["error"])
@@ -76,7 +82,12 @@ def main():
         if "\t" not in line:
             continue  # noise from an earlier, aborted write
         tag, cmd = line.split("\t", 1)
-        rc, out = qmp.call("human-monitor-command", **{"command-line": cmd})
+        if cmd.strip() == "vmx-resets":
+            rc, _ = qmp.call("query-status")  # reads the events queued
+            out = "%d\n" % qmp.resets
+        else:
+            rc, out = qmp.call("human-monitor-command",
+                               **{"command-line": cmd})
         out = out.replace("\r\n", "\n")
         if any(ln.startswith(("Error:", "unknown command:"))
                for ln in out.splitlines()):

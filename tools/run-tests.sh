@@ -250,12 +250,18 @@ G_KERNEL[tdevrev]=6.12
 G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
 G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
-# System suspend (mem, freeze) with the 9p shares kept across it (vm.sh
-# --pm-9p: No_Soft_Reset, QEMU 8.2+, hence the test device's QEMU): the
-# stock revision 1 model and the test device at revision 9; the console
-# stays on across it (a crash in a resume callback is seen).
+# System suspend (mem, freeze) and hibernation (pm_test, then the image
+# written to a swap disk and restored, once at once and once across a
+# reboot) with the guest's root in RAM (vm.sh --swap: no 9p to lose across
+# them): the test device at revision 9 (tdevpm) and Debian's QEMU (pm, its
+# revision 1 model); the console stays on across it (a crash in a resume
+# callback is seen).
+G_KERNEL[pm]=6.12
+G_OPTS[pm]="--nic vmxnet3 --nic vmxnet3 --nic virtio --swap 1024 --append no_console_suspend"
+G_TESTS[pm]="suspend.sh"
+G_ENV[pm]="VMX_MODE=msix monitor"
 G_KERNEL[tdevpm]=6.12
-G_OPTS[tdevpm]="--nic vmxnet3t --nic vmxnet3 --nic virtio --pm-9p --append no_console_suspend"
+G_OPTS[tdevpm]="--nic vmxnet3t --nic vmxnet3 --nic virtio --swap 1024 --append no_console_suspend"
 G_TESTS[tdevpm]="suspend.sh"
 G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
 # The counting benchmark's smoke, run on the host (tools/bench.sh --quick

@@ -57,6 +57,20 @@
 #                   Linux's virtio_pci then skips their freeze/restore
 #                   (Linux's 9p has none and would hang after the reset).
 #                   Hibernation still resets them.
+#   --ramroot       the guest's root is a tmpfs filled at boot (tools/ramroot.py:
+#                   the files of the Debian packages the tests use, their
+#                   libraries, virtio_blk, vmxnet3, virtio_net), not the
+#                   host's / over 9p; the project's top-level files, tools/,
+#                   selftests/ and build/$KVER are copied in, and what the
+#                   command writes there is copied back to the project
+#                   afterwards. Nothing is on 9p while the command runs
+#                   (the 9p modules are unloaded), so the guest survives
+#                   hibernation, which resets every virtio device.
+#   --swap MB       a virtio disk of MB (a sparse file of this run), /dev/vda
+#                   in the guest (VMX_SWAP_DEV), for a hibernation image;
+#                   implies --ramroot. The guest may reboot (hibernation's
+#                   "reboot" mode): its second stage then restores the image
+#                   it finds there; a reboot without one ends the run.
 #   --hostproc      share the host's /proc read-only as 9p tag "hostproc"
 #                   (the benchmark reads QEMU's own threads' CPU time from it:
 #                   /proc/self there is QEMU; its vCPU threads are named
@@ -121,6 +135,8 @@ TAP_NIC=vmxnet3
 TESTDEV_DEFAULTS="max-revision=9,rss=on,strict=on"
 HOTPLUG=0
 PM_9P=0
+RAMROOT=0
+SWAP_MB=0
 MONITOR=
 GUEST_MON=0
 APPEND=
@@ -152,6 +168,8 @@ while [ $# -gt 0 ]; do
 		shift ;;
 	--hotplug) HOTPLUG=1 ;;
 	--pm-9p) PM_9P=1 ;;
+	--ramroot) RAMROOT=1 ;;
+	--swap) [ $# -ge 2 ] || die "--swap needs a size in MB"; SWAP_MB=$2; RAMROOT=1; shift ;;
 	--hostproc) QEMU_EXTRA+=(-virtfs "local,path=/proc,mount_tag=hostproc,security_model=none,readonly=on,multidevs=remap") ;;
 	--monitor) [ $# -ge 2 ] || die "--monitor needs a path"; MONITOR=$2; shift ;;
 	--guest-monitor) GUEST_MON=1 ;;
@@ -183,6 +201,7 @@ done
 [[ "$SMP" =~ ^[0-9]+$ ]] || die "--smp: not a number: $SMP"
 [[ "$MEM" =~ ^[0-9]+$ ]] || die "--mem: not a number: $MEM"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "--timeout: not a number: $TIMEOUT"
+[[ "$SWAP_MB" =~ ^[0-9]+$ ]] || die "--swap: not a number: $SWAP_MB"
 case "$TCG_THREAD" in single|multi) ;; *) die "--tcg-thread: single or multi, not '$TCG_THREAD'" ;; esac
 [ $TAP = 1 ] || [ ${#NICS[@]} -gt 0 ] || NICS=(vmxnet3 virtio)
 if [ ${#CMD[@]} -eq 0 ] && ! [ -t 0 ]; then
@@ -251,6 +270,19 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 exec </dev/console >/dev/console 2>&1
+# vm.sh --ramroot appended a second archive holding rr/: the root is a
+# tmpfs filled from it, nothing of the host's root is mounted, and the 9p
+# modules wait for the second stage (which unloads them around the command)
+if [ -d /rr ]; then
+	mount -t tmpfs -o mode=0755 tmpfs /newroot
+	cp -a /rr/. /newroot/ || { echo "init: cannot fill the RAM root"; sleep 1; poweroff -f; }
+	mkdir -p /newroot/proc /newroot/sys /newroot/dev /newroot/tmp /newroot/run \
+		/newroot/root /newroot/mnt /newroot/var/tmp /newroot/.vmx-modules
+	cp /modules.list /modules/* /newroot/.vmx-modules/
+	cp /stage2 /newroot/.vmx-stage2
+	for d in proc sys dev; do mount --move /$d /newroot/$d; done
+	exec switch_root /newroot /bin/sh /.vmx-stage2
+fi
 for m in $(cat /modules.list); do
 	insmod "/modules/$m" || echo "init: insmod $m failed"
 done
@@ -296,15 +328,68 @@ ln -sfn /proc/self/fd/2 /dev/stderr
 mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
-. /run/vmx/env
+RAMROOT=0
+[ -d /.vmx-modules ] && RAMROOT=1
+# ninep_on / ninep_off: load and unload the 9p transport (RAM root only:
+# with nothing bound to the 9p devices, a hibernation can reset them)
+ninep_on() {
+	for m in $(cat /.vmx-modules/modules.list); do
+		grep -q "^${m%.ko} " /proc/modules || insmod "/.vmx-modules/$m" ||
+			echo "stage2: insmod $m failed"
+	done
+}
+ninep_off() {
+	for m in $(tac /.vmx-modules/modules.list); do
+		case $m in 9p.ko|9pnet_virtio.ko|9pnet.ko|netfs.ko) rmmod "${m%.ko}" ;; esac
+	done
+}
+if [ $RAMROOT = 1 ]; then
+	# A swap disk holding a hibernation image: this boot is its restore
+	# (writing the disk's device number to /sys/power/resume loads the
+	# image and returns only if that fails).
+	modprobe -q virtio_blk
+	if [ -b /dev/vda ]; then
+		ninep_on   # virtio_pci is a module on 6.1
+		sig=$(dd if=/dev/vda bs=1 skip=4086 count=10 2>/dev/null | tr -d '\0')
+		if [ "$sig" = S1SUSPEND ]; then
+			echo "vm: restoring the hibernation image on /dev/vda"
+			cat /sys/block/vda/dev >/sys/power/resume
+			echo "vm: restoring the hibernation image failed"
+			/bin/busybox poweroff -f 2>/dev/null || poweroff -f
+		fi
+	fi
+	ninep_on
+	mkdir -p /mnt/vmxrun /mnt/vmxproj /run/vmx
+	mount -t 9p -o "$opts" vmxrun /mnt/vmxrun || echo "stage2: cannot mount vmxrun"
+	if [ -e /mnt/vmxrun/booted ]; then
+		echo "vm: the guest rebooted without a hibernation image (panic?)"
+		umount /mnt/vmxrun; poweroff -f
+	fi
+	: >/mnt/vmxrun/booted
+	cp /mnt/vmxrun/env /mnt/vmxrun/cmd /run/vmx/
+	. /run/vmx/env
+	# the project's scripts and the driver built for this kernel
+	mount -t 9p -o "$opts" vmxproj /mnt/vmxproj || echo "stage2: cannot mount vmxproj"
+	mkdir -p "$VMX_GUEST_PROJ/build"
+	(cd /mnt/vmxproj && find . -maxdepth 1 -type f -exec cp -a {} "$VMX_GUEST_PROJ/" \; &&
+		cp -a tools selftests "$VMX_GUEST_PROJ/" &&
+		{ [ ! -d "build/$(uname -r)" ] || cp -a "build/$(uname -r)" "$VMX_GUEST_PROJ/build/"; }) ||
+		echo "stage2: cannot copy the project into the RAM root"
+	umount /mnt/vmxproj /mnt/vmxrun
+	ninep_off
+	touch /run/vmx/start
+else
+	mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
+	. /run/vmx/env
+fi
 # a kernel whose modules are not in the host's /lib/modules (--kernel debug)
 if [ -n "${VMX_GUEST_MODDIR:-}" ] && [ ! -e "/lib/modules/$(uname -r)" ]; then
 	ln -s "$VMX_GUEST_MODDIR" "/lib/modules/$(uname -r)"
 fi
 # the checkout may live under /tmp or /run, now fresh tmpfs mounts
 mkdir -p "$VMX_GUEST_PROJ"
-mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
+[ $RAMROOT = 1 ] ||
+	mount -t 9p -o "$opts" vmxproj "$VMX_GUEST_PROJ" || echo "stage2: cannot mount vmxproj"
 # the QEMU monitor port (vm.sh --guest-monitor); virtio_console is a
 # module on 6.1 and nothing autoloads modules here
 [ "${VMX_GUEST_MONITOR:-0}" = 1 ] && modprobe virtio_console
@@ -325,6 +410,17 @@ if [ -s /run/vmx/cmd ]; then
 else
 	setsid -c /bin/bash -l
 	rc=$?
+fi
+if [ $RAMROOT = 1 ]; then
+	# what the command wrote in the project (results) goes back to it
+	cd /
+	ninep_on
+	mount -t 9p -o "$opts" vmxproj /mnt/vmxproj &&
+		(cd "$VMX_GUEST_PROJ" && find . -newer /run/vmx/start -type f -print0 |
+			xargs -0 -r cp -a --parents -t /mnt/vmxproj) ||
+		echo "stage2: cannot copy the results back to the project"
+	umount /mnt/vmxproj
+	mount -t 9p -o "$opts" vmxrun /run/vmx || echo "stage2: cannot mount vmxrun"
 fi
 echo "$rc" >/run/vmx/rc.tmp && mv /run/vmx/rc.tmp /run/vmx/rc
 sync
@@ -436,12 +532,25 @@ testdev_nics() {
 		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
 	done
 	echo "export VMX_GUEST_MONITOR=$GUEST_MON"
+	echo "export VMX_RAMROOT=$RAMROOT"
+	[ "$SWAP_MB" = 0 ] || echo "export VMX_SWAP_DEV=/dev/vda"
 	[ -n "$MODROOT" ] && printf 'export VMX_GUEST_MODDIR=%q\n' "$MODDIR"
 } >"$RUN/env"
 if [ ${#CMD[@]} -gt 0 ]; then
 	{ printf '%q ' "${CMD[@]}"; echo; } >"$RUN/cmd"
 else
 	: >"$RUN/cmd"
+fi
+
+# The RAM root: the initramfs with the archive of tools/ramroot.py after it
+# (the kernel unpacks both), for this run only.
+if [ $RAMROOT = 1 ]; then
+	python3 "$TOOLS_DIR/ramroot.py" --kver "$KVER" ${MODROOT:+--moddir "$MODROOT"} \
+		--module virtio_blk --module vmxnet3 --module virtio_net \
+		"$RUN/ramroot.cpio.gz" || fatal "cannot build the RAM root (tools/ramroot.py)"
+	cat "$INITRD" "$RUN/ramroot.cpio.gz" >"$RUN/initrd" || fatal "cannot write $RUN/initrd"
+	rm -f "$RUN/ramroot.cpio.gz"
+	INITRD=$RUN/initrd
 fi
 
 # ---------------------------------------------------------------- qemu
@@ -492,10 +601,13 @@ fi
 
 QEMU=("$QEMU_BIN" -nodefaults -name "vmx,debug-threads=on"
       -machine "$MACHINE" "${ACCEL[@]}"
-      -smp "$SMP" -m "$MEM" -display none -no-reboot
+      -smp "$SMP" -m "$MEM" -display none
       -kernel "$VMLINUZ" -initrd "$INITRD"
       -append "console=ttyS0 quiet panic=-1 rdinit=/init $APPEND"
 )
+# A guest hibernating to its swap disk reboots to restore (the second
+# stage ends a run that reboots without an image); any other ends on reboot.
+[ "$SWAP_MB" != 0 ] || QEMU+=(-no-reboot)
 # the 9p shares: TAG PATH [readonly]
 shares=("hostroot / readonly" "vmxproj $PROJ" "vmxrun $RUN")
 for i in "${!shares[@]}"; do
@@ -545,6 +657,11 @@ for n in "${NICS[@]}"; do
 	add_nic "$n" "hubport,id=n$((nicno + 1)),hubid=0"
 done
 # After the NICs, so that their PCI addresses stay what they are without it.
+if [ "$SWAP_MB" != 0 ]; then
+	truncate -s "${SWAP_MB}M" "$RUN/swap.img" || fatal "cannot create $RUN/swap.img"
+	QEMU+=(-drive "file=$RUN/swap.img,if=none,id=swap,format=raw,cache=unsafe"
+	       -device virtio-blk-pci,drive=swap)
+fi
 # Unix socket paths are limited to 108 bytes: keep them short, in /tmp.
 if [ $GUEST_MON = 1 ]; then
 	SOCKDIR=$(mktemp -d /tmp/vmx-mon.XXXXXX) || fatal "mktemp failed"

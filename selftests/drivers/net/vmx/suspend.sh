@@ -3,10 +3,16 @@
 # attached and traffic before and after: the kernel's PM test mode
 # (/sys/power/pm_test = devices) runs every driver's suspend and resume
 # callbacks without powering anything off, so the guest needs no wake-up
-# source. After each cycle: the interface is up with the same MTU, rings,
-# channels and XDP program, counters did not go backwards, ping and TCP
-# work, the kernel log is clean. Wake-on-LAN stays as set.
-# vmx-timeout: 300
+# source. With a swap disk (tools/vm.sh --swap: VMX_SWAP_DEV, the guest's
+# root in RAM) two real hibernations follow: the image written to the disk
+# and read back at once (/sys/power/disk test_resume: freeze, thaw,
+# quiesce and restore callbacks), then written, the machine rebooted (QEMU
+# resets every device) and the image restored by the next boot (reboot:
+# the device comes back from reset). After each cycle: the interface is up
+# with the same MTU, rings, channels and XDP program, counters did not go
+# backwards, ping and TCP work, the kernel log is clean. Wake-on-LAN stays
+# as set.
+# vmx-timeout: 480
 source "$(dirname "$0")/lib.sh"
 source "$VMX_LIB_DIR/xdp_lib.sh"
 
@@ -63,18 +69,35 @@ state_of() {
 	ethtool "$DUT" | grep 'Wake-on:' | tr -d '\t'
 }
 
-# cycle STATE: one suspend/resume (mem, freeze) or hibernation (disk)
-# in PM test mode; compare the state, counters, then traffic.
+# cycle STATE [DISKMODE]: one suspend/resume (mem, freeze) or hibernation
+# (disk) in PM test mode, or with DISKMODE a real hibernation to the swap
+# disk in that /sys/power/disk mode; compare the state, counters, then
+# traffic.
 cycle() {
-	local pst=$1 c0 c1 rc=0
+	local pst=$1 mode=${2:-} c0 c1 boot0 img0 rc=0
 	state_of > "$VMX_TMP/s0"
 	c0=$(dut_counters)
-	echo devices > "$PMT" || return 1
+	boot0=$(guest_resets)
+	img0=$(restored)
+	if [ -n "$mode" ]; then
+		echo none > "$PMT" && echo "$mode" > /sys/power/disk || return 1
+	else
+		echo devices > "$PMT" || return 1
+	fi
 	if ! echo "$pst" > /sys/power/state; then
 		echo "echo $pst > /sys/power/state failed"; rc=1
 	fi
 	echo none > "$PMT"
-	dmesg | grep -E 'PM: (suspend|hibernation)|pm_test|resume' | tail -n 4 | sed 's/^\[[^]]*\] //'
+	dmesg | grep -E 'PM: (suspend|hibernation|Image)|pm_test|resume|restor' | tail -n 6 | sed 's/^\[[^]]*\] //'
+	if [ -n "$mode" ]; then
+		if [ "$(restored)" -le "$img0" ]; then
+			echo "no image was restored (no new 'Hibernation image restored successfully' in the kernel log)"; rc=1
+		fi
+		# reboot: QEMU reset the machine, every device with it
+		if [ "$mode" = reboot ] && ! [ "$(guest_resets)" -gt "$boot0" ]; then
+			echo "no system reset across the reboot (QEMU reported $boot0 resets before, $(guest_resets) after)"; rc=1
+		fi
+	fi
 	wait_carrier "$DUT" 20 || { echo "no carrier after resume"; rc=1; }
 	state_of > "$VMX_TMP/s1"
 	c1=$(dut_counters)
@@ -86,6 +109,11 @@ cycle() {
 	VMX_IPERF_TIME=2 iperf_check || rc=1
 	return $rc
 }
+
+# guest_resets: the system resets QEMU reported so far (tools/hmp-relay.py)
+guest_resets() { hmp vmx-resets | tr -dc 0-9; }
+# restored: the hibernation images restored so far (pm_debug_messages on)
+restored() { dmesg | grep -c 'PM: hibernation: Hibernation image restored successfully'; }
 
 check "traffic before" dut_ping -c 3 -i 0.2 "$PEER_IP"
 for st in mem freeze disk; do
@@ -99,5 +127,24 @@ for st in mem freeze disk; do
 	*) skip "$st cycle" "not in /sys/power/state (${STATES[*]})" ;;
 	esac
 done
+
+# Real hibernation: the image written to the swap disk and restored.
+hib_setup() {
+	mkswap -q "$VMX_SWAP_DEV" && swapon "$VMX_SWAP_DEV" &&
+		cat "/sys/block/${VMX_SWAP_DEV#/dev/}/dev" > /sys/power/resume &&
+		echo 1 > /sys/power/pm_debug_messages
+}
+if [ -z "${VMX_SWAP_DEV:-}" ]; then
+	skip "hibernation to disk and restore" "no swap disk (tools/vm.sh --swap; the tdevpm and pm groups have one)"
+elif [ $ON9P = 1 ]; then
+	skip "hibernation to disk and restore" "the guest's root is on virtio-9p (tools/vm.sh --swap puts it in RAM)"
+elif ! [[ " ${STATES[*]} " == *" disk "* ]]; then
+	skip "hibernation to disk and restore" "disk not in /sys/power/state (${STATES[*]})"
+elif check "swap on $VMX_SWAP_DEV for the image" hib_setup; then
+	check "hibernation, image read back at once (test_resume): state, counters, XDP, traffic" cycle disk test_resume
+	check "hibernation, reboot, image restored by the next boot: state, counters, XDP, traffic" cycle disk reboot
+	swapoff "$VMX_SWAP_DEV"
+	echo 0 > /sys/power/pm_debug_messages
+fi
 ip link set dev "$DUT" xdp off 2>/dev/null
 vmx_done
