@@ -226,7 +226,7 @@ B=$(lro_now)
 check "TCP peer -> DUT, forced MSS 1000: 8 MB byte-identical" tcp_in 8 5411
 check "TCP: forced completions counted as LRO packets" lro_moved "$B" 1000 1000 - 0 20
 # the tag left in the frame: a VLAN device on the DUT would turn LRO off
-# (NETIF_F_UPPER_DISABLES: vmx's vlan_features leave LRO out), so the DUT
+# (NETIF_F_UPPER_DISABLES: a VLAN device never offers LRO), so the DUT
 # has none and lets every VID in (rx-vlan-filter off); the peer sends TCP
 # segments tagged 43, whose headers vmx must parse past the tag
 if check "rx-vlan-filter off" ethtool -K "$DUT" rx-vlan-filter off &&
