@@ -23,6 +23,7 @@
 #include <linux/swiotlb.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
+#include <net/ip.h>
 #include <net/ip6_checksum.h>
 
 #include "vmx.h"
@@ -702,14 +703,14 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
  * An aggregated TCP frame: give the stack gso_size/gso_segs so it can be
  * forwarded or resegmented. The headers are parsed and checked here, never
  * taken from the completion: Ethernet, at most one VLAN tag (VLAN
- * stripping off), IPv4 or IPv6, then TCP. An aggregate whose headers are
- * anything else (a tunnel, a header the device misparsed) goes up without
- * GSO fields and is counted in rxN_lro_unparsed. A segment size from a
- * type-4 completion is used only when it fits the frame and the MTU, and
- * then an aggregate shorter than the MTU (segments smaller than the MTU
- * allows) is one too; without it the size comes from the MTU and only a
- * frame longer than the MTU is an aggregate. The segment count always
- * comes from the payload.
+ * stripping off), IPv4 (not a fragment) or IPv6, then TCP. An aggregate
+ * whose headers are anything else (a tunnel, an IPv4 fragment, a header
+ * the device misparsed) goes up without GSO fields and is counted in
+ * rxN_lro_unparsed. A segment size from a type-4 completion is used only
+ * when it fits the frame and the MTU, and then an aggregate shorter than
+ * the MTU (segments smaller than the MTU allows) is one too; without it
+ * the size comes from the MTU and only a frame longer than the MTU is an
+ * aggregate. The segment count always comes from the payload.
  */
 static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		       u32 dw3)
@@ -746,7 +747,9 @@ static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		if (!pskb_may_pull(skb, l2 + sizeof(*iph)))
 			goto unparsed;
 		iph = (struct iphdr *)(skb->data + l2);
-		if (iph->ihl < 5 || iph->protocol != IPPROTO_TCP)
+		/* a fragment: no TCP header, or not all of the segment */
+		if (iph->ihl < 5 || iph->protocol != IPPROTO_TCP ||
+		    ip_is_fragment(iph))
 			goto unparsed;
 		hlen = iph->ihl * 4;
 	} else {

@@ -232,7 +232,7 @@ TDEV_HUB3="--nic vmxnet3t:dcr0=0xfc,ptcr0=0x80000000 --nic vmxnet3t:dcr0=0xfc,pt
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
-	xdp_rxmeta.sh xdp_xsk.sh tunnel_tso.sh"
+	xdp_rxmeta.sh xdp_xsk.sh tunnel_tso.sh tdev_lro_hostile.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell with interrupt
 # moderation (first NIC), and faults: on command to the first NIC, at a

@@ -1390,6 +1390,59 @@ def case_rx_inner(qemu, rev, upt, props=""):
     sock.close()
 
 
+F_LRO = 1 << 3
+
+
+def case_lro_force(qemu):
+    """forced LRO completions (lro-force-mss)"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=9,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("lro-force: ACTIVATE with LRO",
+          bring_up(q, 9, upt=F_RXCSUM | F_LRO), 0)
+    k = 0
+
+    def rx(data):
+        """(type, ring id, segCnt, MSS, v4, v6, tcp, udp) of its completion"""
+        nonlocal k
+        sock.sendto(data, ("127.0.0.1", qport))
+        c = wait_for(lambda: rx_comp(q, k)[0] and rx_comp(q, k))
+        _, d1, _, d3 = struct.unpack("<IIII", q.read(RXC + 16 * k, 16))
+        k += 1
+        return (c[6], c[1], d1 & 0xFF, d3 & 0xFFFF, d3 >> 21 & 1,
+                d3 >> 20 & 1, d3 >> 18 & 1, d3 >> 17 & 1)
+    udp = bytearray(ipv4_frame("10.0.0.1", "10.0.0.2", 300))
+    udp[23] = 17                                # IPv4 protocol UDP
+    udp, other = bytes(udp), frame(300)
+    check("lro-force: off by default (qom-get 0), a 300-byte frame type 3",
+          (q.qom("lro-force-mss"), rx(udp)[0]), (0, 3))
+    for mss, segs in ((1000, 1), (100, 3), (1, 255), (65536, 1)):
+        q.qom("lro-force-mss", mss)
+        check(f"lro-force-mss {mss}: a 300-byte IPv4 frame: type 4, ring 0, "
+              f"segCnt {segs}, MSS {mss & 0xFFFF}, flags v4 tcp",
+              rx(udp), (4, 0, segs, mss & 0xFFFF, 1, 0, 1, 0))
+    q.qom("lro-force-mss", 1000)
+    check("lro-force-mss 1000: a 300-byte non-IP frame: type 4, flags v4 tcp",
+          rx(other), (4, 0, 1, 1000, 1, 0, 1, 0))
+    check("lro-force-mss 1000: a 100-byte frame (data ring): type 3",
+          rx(frame(100))[:2], (3, 2))
+    q.write(SH + 24, le64(F_RXCSUM))
+    q.command(UPDATE_FEATURE)
+    check("lro-force-mss 1000, LRO off by UPDATE_FEATURE: type 3",
+          rx(udp)[0], 3)
+    q.write(SH + 24, le64(F_RXCSUM | F_LRO))
+    q.command(UPDATE_FEATURE)
+    check("lro-force-mss 1000, LRO on again: type 4", rx(udp)[0], 4)
+    q.qom("lro-force-mss", 0)
+    check("lro-force-mss 0 again: type 3", rx(udp)[0], 3)
+    check("lro-force: counters (stat-lro-forced, stat-lro-completions), "
+          "no violation, QEMU alive",
+          (q.qom("stat-lro-forced"), q.qom("stat-lro-completions"),
+           q.qom("stat-violations"), q.alive()), (6, 6, 0, True))
+    check("lro-force: nothing on stderr", strict_lines(q.close()), [])
+    sock.close()
+
+
 OOORX_COMP = 1 << 17
 QUIESCE_DEV = 0xCAFE0001
 RX1BUF = BUF + 0x10000          # ring 1 buffers, as bring_up placed them
@@ -1613,6 +1666,7 @@ def main():
               (case_ooo, (0, OOORX_COMP, "on")),
               (case_ooo, (OOORX_COMP, OOORX_COMP, "off")),
               (case_ooo_unaware, ())]
+    cases += [(case_lro_force, ())]
     for case, args in cases:
         try:
             case(qemu, *args)
