@@ -25,6 +25,10 @@
 #   kselftests 6.12, hub NICs: the kernel's own drivers/net and drivers/net/hw
 #             selftests against vmx (NETIF, netns remote), excluded ones SKIP
 #             with the reason
+#   pm        6.12, the guest's root in RAM and a swap disk (vm.sh --swap):
+#             suspend.sh: suspend (mem, freeze) and hibernation in pm_test
+#             mode, then two real hibernations (image restored at once,
+#             and by the next boot after a reboot that resets every device)
 # On the project's test device (tools/testdev; vm.sh --nic vmxnet3t), last:
 #   msi       6.12, test devices with msix=off (no MSI-X capability): the
 #             driver's MSI fallback; link, ping, TCP, XDP actions
@@ -36,8 +40,7 @@
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
 #             RX out of order (tdev_ooo.sh)
-#   tdevpm    6.12, the test device with the 9p shares kept across a
-#             system suspend (vm.sh --pm-9p): suspend.sh (mem, freeze)
+#   tdevpm    6.12, the test device at revision 9: suspend.sh as in pm
 #   benchsmoke on the host, last: tools/bench.sh --quick (the counting
 #             benchmark's smoke: every default cell of both drivers has
 #             numbers; its own guest, stock QEMU with the counting plugin)
@@ -157,7 +160,7 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	netconsole.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
-	hotplug kselftests msi tdev tdevx tdevrev tdevpm benchsmoke)
+	hotplug kselftests pm msi tdev tdevx tdevrev tdevpm benchsmoke)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug)

@@ -74,11 +74,12 @@ state_of() {
 # disk in that /sys/power/disk mode; compare the state, counters, then
 # traffic.
 cycle() {
-	local pst=$1 mode=${2:-} c0 c1 boot0 img0 rc=0
+	local pst=$1 mode=${2:-} c0 c1 boot0 img0 io0 io1 rc=0
 	state_of > "$VMX_TMP/s0"
 	c0=$(dut_counters)
 	boot0=$(guest_resets)
 	img0=$(restored)
+	io0=($(swap_io))
 	if [ -n "$mode" ]; then
 		echo none > "$PMT" && echo "$mode" > /sys/power/disk || return 1
 	else
@@ -92,6 +93,14 @@ cycle() {
 	if [ -n "$mode" ]; then
 		if [ "$(restored)" -le "$img0" ]; then
 			echo "no image was restored (no new 'Hibernation image restored successfully' in the kernel log)"; rc=1
+		fi
+		# the kernel log cannot tell a restored image from pm_test (the
+		# log of the write and load went with the memory they restored):
+		# QEMU's own I/O counters of the swap disk can
+		io1=($(swap_io))
+		echo "swap disk: $(( (io1[1] - io0[1]) >> 20 )) MiB written, $(( (io1[0] - io0[0]) >> 20 )) MiB read"
+		if ! [ $(( io1[1] - io0[1] )) -ge $((16 << 20)) ] || ! [ $(( io1[0] - io0[0] )) -ge $((16 << 20)) ]; then
+			echo "no image written to the swap disk and read back (QEMU: rd_bytes ${io0[0]} -> ${io1[0]}, wr_bytes ${io0[1]} -> ${io1[1]})"; rc=1
 		fi
 		# reboot: QEMU reset the machine, every device with it
 		if [ "$mode" = reboot ] && ! [ "$(guest_resets)" -gt "$boot0" ]; then
@@ -112,6 +121,14 @@ cycle() {
 
 # guest_resets: the system resets QEMU reported so far (tools/hmp-relay.py)
 guest_resets() { hmp vmx-resets | tr -dc 0-9; }
+# swap_io: "RD WR" bytes QEMU counted on the swap disk (vm.sh --swap: the
+# one virtio-blk disk)
+swap_io() {
+	hmp "info blockstats" | tr -d '\r' |
+		awk '/rd_bytes=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
+			if (kv[1] == "rd_bytes") r = kv[2]; if (kv[1] == "wr_bytes") w = kv[2] } }
+			END { print r + 0, w + 0 }'
+}
 # restored: the hibernation images restored so far (pm_debug_messages on)
 restored() { dmesg | grep -c 'PM: hibernation: Hibernation image restored successfully'; }
 
