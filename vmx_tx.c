@@ -300,12 +300,20 @@ static void vmx_tx_bad(struct vmx_txq *txq, u32 idx, u32 posted)
  */
 int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 {
-	struct vmx_tx_done done = { };
+	/* not "= { }": that zeroed the bulk queue's 16 pointers on every call */
+	struct vmx_tx_done done __uninitialized;
 	u32 inflight, idx, dist, posted;
 
 	if (unlikely(txq->bad))
 		return 0;
+	done.pkts = 0;
+	done.bytes = 0;
+	done.xdp_pkts = 0;
+	done.xdp_bytes = 0;
+	done.xsk = 0;
 	xdp_frame_bulk_init(&done.bq);
+	/* before 6.13 the init leaves count to the first return; read below */
+	done.bq.count = 0;
 	rcu_read_lock();	/* xdp_return_frame_bulk() */
 	for (;;) {
 		struct vmx_tx_comp *tc = &txq->comp[txq->comp_next];

@@ -264,7 +264,7 @@ G_OPTS[pm]="--nic vmxnet3 --nic vmxnet3 --nic virtio --swap 1024 --append no_con
 G_TESTS[pm]="suspend.sh"
 G_ENV[pm]="VMX_MODE=msix monitor"
 G_KERNEL[tdevpm]=6.12
-G_OPTS[tdevpm]="--nic vmxnet3t --nic vmxnet3 --nic virtio --swap 1024 --append no_console_suspend"
+G_OPTS[tdevpm]="--nic vmxnet3t:dcr0=0x100fc,ptcr0=0x80000000 --nic vmxnet3 --nic virtio --swap 1024 --append no_console_suspend"
 G_TESTS[tdevpm]="suspend.sh"
 G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
 # The counting benchmark's smoke, run on the host (tools/bench.sh --quick
