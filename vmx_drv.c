@@ -1947,16 +1947,28 @@ static int vmx_resume(struct device *dev)
 {
 	struct vmx_priv *vp = dev_get_drvdata(dev);
 	struct net_device *nd = vp->netdev;
-	u32 rev = vp->rev;
+	u32 rev = vp->rev, caps = vp->caps;
 	int err;
 
 	rtnl_lock();
-	/* the device may have lost power: negotiate as at probe */
+	/*
+	 * The device may have lost power (a hibernation's reboot resets it):
+	 * negotiate as at probe, the revision and the capabilities, whose
+	 * grant a reset forgets (large-BAR doorbells included).
+	 */
 	err = vmx_negotiate(vp);
 	if (!err && vp->rev != rev) {
 		netdev_err(nd, "device revision changed across suspend (%u to %u)\n",
 			   rev, vp->rev);
 		err = -ENODEV;
+	}
+	if (!err) {
+		vmx_negotiate_caps(vp);
+		if (vp->caps != caps) {
+			netdev_err(nd, "device capabilities changed across suspend (%#x to %#x)\n",
+				   caps, vp->caps);
+			err = -ENODEV;
+		}
 	}
 	if (!err && netif_running(nd))
 		err = vmx_open(nd);
