@@ -340,7 +340,7 @@ ninep_on() {
 }
 ninep_off() {
 	for m in $(tac /.vmx-modules/modules.list); do
-		case $m in 9p.ko|9pnet_virtio.ko|9pnet.ko|netfs.ko) rmmod "${m%.ko}" ;; esac
+		case $m in 9p.ko|9pnet_virtio.ko|9pnet.ko|netfs.ko|fscache.ko) rmmod "${m%.ko}" ;; esac
 	done
 }
 if [ $RAMROOT = 1 ]; then
