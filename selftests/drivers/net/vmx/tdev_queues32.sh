@@ -78,7 +78,7 @@ rx_spread() {
 		echo "round $round: frames on $used RX queues so far"
 	done
 	irqs > "$VMX_TMP/i1"
-	echo "$n channels: frames on $used RX queues, $beyond beyond queue $((n - 1)) ($round rounds of 16 flows)"
+	echo "$n channels: frames on $used RX queues, $beyond beyond queue $((n - 1)) (rounds of 16 flows: $round)"
 	[ "$used" -ge "$((n < 4 ? n : 4))" ] || { echo "want at least $((n < 4 ? n : 4)) RX queues used"; rc=1; }
 	[ "$beyond" = 0 ] || rc=1
 	# each RX queue that got frames raised its channel's vector
