@@ -384,6 +384,7 @@ else
 fi
 # a kernel whose modules are not in the host's /lib/modules (--kernel debug)
 if [ -n "${VMX_GUEST_MODDIR:-}" ] && [ ! -e "/lib/modules/$(uname -r)" ]; then
+	mkdir -p /lib/modules   # a RAM root may have none
 	ln -s "$VMX_GUEST_MODDIR" "/lib/modules/$(uname -r)"
 fi
 # the checkout may live under /tmp or /run, now fresh tmpfs mounts
