@@ -59,7 +59,8 @@
 #                   Hibernation still resets them.
 #   --ramroot       the guest's root is a tmpfs filled at boot (tools/ramroot.py:
 #                   the files of the Debian packages the tests use, their
-#                   libraries, virtio_blk, vmxnet3, virtio_net), not the
+#                   libraries, the modules of the virtio devices, vmxnet3
+#                   and the tunnels, VLANs, veth and pktgen), not the
 #                   host's / over 9p; the project's top-level files, tools/,
 #                   selftests/ and build/$KVER are copied in, and what the
 #                   command writes there is copied back to the project
@@ -548,6 +549,8 @@ fi
 if [ $RAMROOT = 1 ]; then
 	python3 "$TOOLS_DIR/ramroot.py" --kver "$KVER" ${MODROOT:+--moddir "$MODROOT"} \
 		--module virtio_blk --module vmxnet3 --module virtio_net \
+		--module virtio_console --module 8021q --module vxlan \
+		--module geneve --module veth --module pktgen \
 		"$RUN/ramroot.cpio.gz" || fatal "cannot build the RAM root (tools/ramroot.py)"
 	cat "$INITRD" "$RUN/ramroot.cpio.gz" >"$RUN/initrd" || fatal "cannot write $RUN/initrd"
 	rm -f "$RUN/ramroot.cpio.gz"
