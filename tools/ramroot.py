@@ -143,7 +143,7 @@ def modules(kver, moddir, names):
     return files
 
 
-def newc(out, paths, prefix="rr"):
+def newc(out, paths, links, prefix="rr"):
     ino = 1
 
     def entry(name, st, data=b""):
@@ -172,6 +172,10 @@ def newc(out, paths, prefix="rr"):
         elif stat.S_ISREG(st.st_mode):
             with open(p, "rb") as f:
                 entry(name, st, f.read())
+    for name, target in sorted(links.items()):
+        st = os.lstat("/")
+        entry(prefix + name, os.stat_result(
+            (stat.S_IFLNK | 0o777,) + tuple(st)[1:]), target.encode())
     entry("TRAILER!!!", None)
 
 
@@ -194,9 +198,17 @@ def main():
     for d in ("/bin", "/sbin", "/lib", "/lib64"):
         if os.path.islink(d):
             tree.add(d)
+    # a kernel whose modules are elsewhere (the debug kernel's cache): its
+    # /lib/modules/KVER points there, for modprobe before anything else
+    links = {}
+    if a.moddir != "/":
+        libmod = os.path.realpath("/lib/modules")
+        tree.add_dirs(libmod)
+        links[os.path.join(libmod, a.kver)] = os.path.join(
+            a.moddir, "lib/modules", a.kver)
     tmp = a.out + ".tmp"
     with gzip.open(tmp, "wb", compresslevel=1) as out:
-        newc(out, tree.paths)
+        newc(out, tree.paths, links)
     os.replace(tmp, a.out)
     print(f"ramroot.py: {len(tree.paths)} paths", file=sys.stderr)
 

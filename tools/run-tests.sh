@@ -66,8 +66,8 @@
 #   tdevdebug debug, the test device's async-TX and fault NICs:
 #             tdev_async.sh, tdev_faults.sh
 #   tdevdebug2 debug, two clean test-device NICs: tdev_datarring.sh
-#   pmdebug   debug, the RAM root and a swap disk: suspend.sh (suspend and
-#             two real hibernations, as tdevpm)
+#   pmdebug   debug, the RAM root: suspend.sh (mem, freeze and disk in
+#             pm_test mode; no swap disk: no virtio_blk in that kernel)
 #   The driver is built (make modules-debug) and checked (make check-debug)
 #   against the debug tree first; the guests boot with kasan_multi_shot,
 #   no5lvl (see DEBUG_OPTS) and 3 GB; test timeouts are tripled (VMX_TIMEOUT_SCALE); guest-suite.sh
@@ -334,11 +334,13 @@ G_KERNEL[tdevdebug2]=debug
 G_OPTS[tdevdebug2]="--nic vmxnet3t --nic vmxnet3t --nic virtio --mem 3072 --append kasan_multi_shot --append no5lvl"
 G_TESTS[tdevdebug2]="tdev_datarring.sh"
 G_ENV[tdevdebug2]="VMX_MODE=msix testdev monitor;$DEBUG_ENV"
-# Suspend and hibernation (suspend.sh as in tdevpm: the image restored at
-# once and across a reboot) under the debug kernel: the resume paths under
-# lockdep, KASAN and DMA-API debug; 3 GB, so a 2 GB swap disk.
+# Suspend and hibernation in pm_test mode (mem, freeze, disk: every
+# driver's suspend, freeze, thaw and restore callbacks) under the debug
+# kernel, with the root in RAM (no 9p to lose): the resume paths under
+# lockdep, KASAN and DMA-API debug. No real hibernation: the debug kernel
+# has no virtio_blk for a swap disk (tools/kernels/modules.list).
 G_KERNEL[pmdebug]=debug
-G_OPTS[pmdebug]="--nic vmxnet3t:dcr0=0x100fc,ptcr0=0x80000000 --nic vmxnet3 --nic virtio --swap 2048 --mem 3072 --append kasan_multi_shot --append no5lvl --append no_console_suspend"
+G_OPTS[pmdebug]="--nic vmxnet3t:dcr0=0x100fc,ptcr0=0x80000000 --nic vmxnet3 --nic virtio --ramroot --mem 3072 --append kasan_multi_shot --append no5lvl --append no_console_suspend"
 G_TESTS[pmdebug]="suspend.sh"
 G_ENV[pmdebug]="VMX_MODE=msix testdev monitor;$DEBUG_ENV"
 # The newest kernel Debian ships as source (tools/kernels/newest.sh: 7.x,

@@ -152,7 +152,7 @@ hib_setup() {
 		echo 1 > /sys/power/pm_debug_messages
 }
 if [ -z "${VMX_SWAP_DEV:-}" ]; then
-	skip "hibernation to disk and restore" "no swap disk (tools/vm.sh --swap; the tdevpm and pm groups have one)"
+	skip "hibernation to disk and restore" "no swap disk (tools/vm.sh --swap; the tdevpm and pm groups have one; the debug kernel has no virtio_blk)"
 elif [ $ON9P = 1 ]; then
 	skip "hibernation to disk and restore" "the guest's root is on virtio-9p (tools/vm.sh --swap puts it in RAM)"
 elif ! [[ " ${STATES[*]} " == *" disk "* ]]; then
