@@ -348,23 +348,22 @@ if [ $RAMROOT = 1 ]; then
 	# A swap disk holding a hibernation image: this boot is its restore
 	# (writing the disk's device number to /sys/power/resume loads the
 	# image and returns only if that fails).
+	ninep_on   # with virtio_pci, a module on 6.1, before virtio_blk
 	modprobe -q virtio_blk
 	if [ -b /dev/vda ]; then
-		ninep_on   # virtio_pci is a module on 6.1
 		sig=$(dd if=/dev/vda bs=1 skip=4086 count=10 2>/dev/null | tr -d '\0')
 		if [ "$sig" = S1SUSPEND ]; then
 			echo "vm: restoring the hibernation image on /dev/vda"
 			cat /sys/block/vda/dev >/sys/power/resume
 			echo "vm: restoring the hibernation image failed"
-			/bin/busybox poweroff -f 2>/dev/null || poweroff -f
+			/bin/busybox poweroff -f
 		fi
 	fi
-	ninep_on
 	mkdir -p /mnt/vmxrun /mnt/vmxproj /run/vmx
 	mount -t 9p -o "$opts" vmxrun /mnt/vmxrun || echo "stage2: cannot mount vmxrun"
 	if [ -e /mnt/vmxrun/booted ]; then
 		echo "vm: the guest rebooted without a hibernation image (panic?)"
-		umount /mnt/vmxrun; poweroff -f
+		umount /mnt/vmxrun; /bin/busybox poweroff -f
 	fi
 	: >/mnt/vmxrun/booted
 	cp /mnt/vmxrun/env /mnt/vmxrun/cmd /run/vmx/
