@@ -467,7 +467,6 @@ void vmx_rxq_write_desc(struct vmx_rxq *rxq, struct vmx_rxq_desc *d,
 			u32 nrxq, u8 intr_idx);
 void vmx_rxq_kick(struct vmx_rxq *rxq);
 int vmx_rx_poll(struct vmx_rxq *rxq, int budget);
-bool vmx_rx_pending(struct vmx_rxq *rxq);
 
 /* vmx_tx.c */
 int vmx_txq_alloc(struct vmx_priv *vp, struct vmx_txq *txq, u16 qid,
@@ -478,7 +477,6 @@ void vmx_txq_drain(struct vmx_txq *txq);
 void vmx_txq_write_desc(struct vmx_txq *txq, struct vmx_txq_desc *d,
 			u8 intr_idx);
 int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll);
-bool vmx_tx_pending(struct vmx_txq *txq);
 void vmx_tx_doorbell(struct vmx_txq *txq);
 netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev);
 netdev_features_t vmx_features_check(struct sk_buff *skb,
@@ -515,6 +513,24 @@ int vmx_xsk_check_mtu(struct vmx_priv *vp, u32 mtu);
 void vmx_set_ethtool_ops(struct net_device *netdev);
 
 /* stats helpers */
+/*
+ * Is the queue's next completion the driver's? Inline: the poll asks before
+ * every call it may skip and again after re-enabling its interrupt.
+ */
+static inline bool vmx_rx_pending(const struct vmx_rxq *rxq)
+{
+	u32 dw3 = le32_to_cpu(READ_ONCE(rxq->comp[rxq->comp_next].dw[3]));
+
+	return !rxq->bad && !!(dw3 & VMX_RXC_GEN) == rxq->comp_gen;
+}
+
+static inline bool vmx_tx_pending(const struct vmx_txq *txq)
+{
+	u32 dw3 = le32_to_cpu(READ_ONCE(txq->comp[txq->comp_next].dw[3]));
+
+	return !txq->bad && !!(dw3 & VMX_TXC_GEN) == txq->comp_gen;
+}
+
 static inline void vmx_rxq_add(struct vmx_rxq *rxq, enum vmx_rxq_stat s, u64 v)
 {
 	u64_stats_update_begin(&rxq->stats.syncp);

@@ -416,14 +416,10 @@ static __always_inline bool vmx_rx_post(struct vmx_rxq *rxq,
 	return true;
 }
 
-/*
- * Post every free slot. Returns the number posted; *@short_of_pages is set
- * when a page allocation failed and the ring stays short.
- */
-static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
-			 bool *short_of_pages)
+static noinline u32 vmx_rx_post_n(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
+				  u32 want, bool *short_of_pages)
 {
-	u32 n, want = r->size - 1 - vmx_rx_ring_owned(r);
+	u32 n;
 
 	for (n = 0; n < want; n++) {
 		if (!vmx_rx_post(rxq, r)) {
@@ -432,6 +428,20 @@ static u32 vmx_rx_refill(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 		}
 	}
 	return n;
+}
+
+/*
+ * Post every free slot. Returns the number posted; *@short_of_pages is set
+ * when a page allocation failed and the ring stays short. Inline: a ring
+ * with nothing to post (ring 1 in most polls) costs no call.
+ */
+static __always_inline u32 vmx_rx_refill(struct vmx_rxq *rxq,
+					 struct vmx_rx_ring *r,
+					 bool *short_of_pages)
+{
+	u32 want = r->size - 1 - vmx_rx_ring_owned(r);
+
+	return want ? vmx_rx_post_n(rxq, r, want, short_of_pages) : 0;
 }
 
 /**
@@ -520,19 +530,6 @@ void vmx_rxq_kick(struct vmx_rxq *rxq)
 	if (!READ_ONCE(vmx_rxq_desc(vp, rxq->qid)->update_prod))
 		return;
 	vmx_db_rxprod(vp, rxq->qid, rxq->ring[0].fill, rxq->ring[1].fill);
-}
-
-/**
- * vmx_rx_pending() - is a completion waiting?
- * @rxq: queue
- *
- * Return: true if the next completion belongs to the driver.
- */
-bool vmx_rx_pending(struct vmx_rxq *rxq)
-{
-	u32 dw3 = le32_to_cpu(READ_ONCE(rxq->comp[rxq->comp_next].dw[3]));
-
-	return !rxq->bad && !!(dw3 & VMX_RXC_GEN) == rxq->comp_gen;
 }
 
 static void vmx_rx_bad(struct vmx_rxq *rxq, const char *why, u32 a, u32 b)

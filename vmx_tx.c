@@ -147,19 +147,6 @@ static u32 vmx_tx_wake_thresh(const struct vmx_txq *txq)
 }
 
 /**
- * vmx_tx_pending() - is a completion waiting?
- * @txq: queue
- *
- * Return: true if the next completion belongs to the driver.
- */
-bool vmx_tx_pending(struct vmx_txq *txq)
-{
-	u32 dw3 = le32_to_cpu(READ_ONCE(txq->comp[txq->comp_next].dw[3]));
-
-	return !txq->bad && !!(dw3 & VMX_TXC_GEN) == txq->comp_gen;
-}
-
-/**
  * vmx_tx_doorbell() - tell the device about everything posted so far
  * @txq: queue
  */
@@ -304,7 +291,8 @@ int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 	struct vmx_tx_done done __uninitialized;
 	u32 inflight, idx, dist, posted;
 
-	if (unlikely(txq->bad))
+	/* nothing completed: nothing to free, no room made, no wake due */
+	if (!vmx_tx_pending(txq))
 		return 0;
 	done.pkts = 0;
 	done.bytes = 0;
