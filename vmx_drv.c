@@ -265,7 +265,13 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 		return 0;
 	if (i < qs->nxdp) {
 		xq = &qs->txq[qs->nq + i];
-		vmx_xdp_txq_poll(xq);
+		/*
+		 * Unlocked look first: a sender holding the lock reclaims
+		 * (and re-arms the XDP TX vector for what stays in flight)
+		 * itself, and nothing completed means nothing to reclaim.
+		 */
+		if (data_race(vmx_tx_pending(xq)))
+			vmx_xdp_txq_poll(xq);
 		/* the XDP TX vector, if there is one, reports the rest */
 		if (vp->xdp_vec != VMX_NO_VEC)
 			xq = NULL;

@@ -101,13 +101,6 @@ static void vmx_xdp_reclaim(struct vmx_txq *txq)
  */
 void vmx_xdp_txq_poll(struct vmx_txq *txq)
 {
-	/*
-	 * Unlocked look first: a sender holding the lock reclaims (and
-	 * re-arms the XDP TX vector for what stays in flight) itself, and
-	 * nothing in flight means nothing to complete.
-	 */
-	if (!data_race(vmx_tx_pending(txq)))
-		return;
 	spin_lock(&txq->xdp_lock);
 	vmx_xdp_reclaim(txq);
 	spin_unlock(&txq->xdp_lock);
