@@ -501,7 +501,11 @@ static int vmx_tx_plan(struct vmx_txq *txq, struct sk_buff *skb,
 	if (WARN_ON_ONCE(p->copy > dsz))
 		return -EINVAL;
 
-	p->ndesc = 1 + vmx_tx_count(skb, p->copy);
+	/* a frame copied whole into the data ring needs its SOP only */
+	p->ndesc = 1;
+	if (p->copy == skb->len)
+		return 0;
+	p->ndesc += vmx_tx_count(skb, p->copy);
 	if (p->ndesc > max) {
 		if (skb_linearize(skb))
 			return -ENOMEM;
