@@ -476,7 +476,7 @@ void vmx_txq_start(struct vmx_txq *txq);
 void vmx_txq_drain(struct vmx_txq *txq);
 void vmx_txq_write_desc(struct vmx_txq *txq, struct vmx_txq_desc *d,
 			u8 intr_idx);
-int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll);
+int __vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll);
 void vmx_tx_doorbell(struct vmx_txq *txq);
 netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev);
 netdev_features_t vmx_features_check(struct sk_buff *skb,
@@ -512,10 +512,10 @@ int vmx_xsk_check_mtu(struct vmx_priv *vp, u32 mtu);
 /* vmx_ethtool.c */
 void vmx_set_ethtool_ops(struct net_device *netdev);
 
-/* stats helpers */
+/* completion rings */
 /*
- * Is the queue's next completion the driver's? Inline: the poll asks before
- * every call it may skip and again after re-enabling its interrupt.
+ * Is the queue's next completion the driver's? Inline: asked before every
+ * reclaim and again after the poll re-enables its interrupt.
  */
 static inline bool vmx_rx_pending(const struct vmx_rxq *rxq)
 {
@@ -530,6 +530,17 @@ static inline bool vmx_tx_pending(const struct vmx_txq *txq)
 
 	return !txq->bad && !!(dw3 & VMX_TXC_GEN) == txq->comp_gen;
 }
+
+/*
+ * Reclaim what the device completed (__vmx_tx_clean()); nothing completed
+ * costs no call: nothing to free, no room made, no wake due.
+ */
+static inline int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
+{
+	return vmx_tx_pending(txq) ? __vmx_tx_clean(txq, budget, netpoll) : 0;
+}
+
+/* stats helpers */
 
 static inline void vmx_rxq_add(struct vmx_rxq *rxq, enum vmx_rxq_stat s, u64 v)
 {

@@ -254,13 +254,8 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 	struct vmx_txq *xq = NULL;
 	int work = 0;
 
-	/*
-	 * netpoll (budget 0): skb completions only, no XDP, no RX. The
-	 * pending checks spare an empty queue the call (a poll often has
-	 * work on one side only).
-	 */
-	if (vmx_tx_pending(&qs->txq[i]))
-		vmx_tx_clean(&qs->txq[i], budget, !budget);
+	/* netpoll (budget 0): skb completions only, no XDP, no RX */
+	vmx_tx_clean(&qs->txq[i], budget, !budget);
 	if (!budget)
 		return 0;
 	if (i < qs->nxdp) {

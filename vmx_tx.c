@@ -171,7 +171,7 @@ void vmx_tx_doorbell(struct vmx_txq *txq)
  */
 static void vmx_tx_handover(struct vmx_txq *txq)
 {
-	/* pairs with the acquire in vmx_tx_clean() */
+	/* pairs with the acquire in __vmx_tx_clean() */
 	smp_store_release(&txq->posted, txq->fill);
 }
 
@@ -275,8 +275,8 @@ static void vmx_tx_bad(struct vmx_txq *txq, u32 idx, u32 posted)
 }
 
 /**
- * vmx_tx_clean() - reclaim completed descriptors and wake the queue
- * @txq: queue
+ * __vmx_tx_clean() - reclaim completed descriptors and wake the queue
+ * @txq: queue with a completion waiting (vmx_tx_clean() checks)
  * @budget: NAPI budget; 0 outside NAPI (XDP senders, netpoll)
  * @netpoll: called by netpoll: skb completions only, no XDP frames
  *
@@ -285,15 +285,12 @@ static void vmx_tx_bad(struct vmx_txq *txq, u32 idx, u32 posted)
  *
  * Return: packets completed.
  */
-int vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
+int __vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 {
 	/* not "= { }": that zeroed the bulk queue's 16 pointers on every call */
 	struct vmx_tx_done done __uninitialized;
 	u32 inflight, idx, dist, posted;
 
-	/* nothing completed: nothing to free, no room made, no wake due */
-	if (!vmx_tx_pending(txq))
-		return 0;
 	done.pkts = 0;
 	done.bytes = 0;
 	done.xdp_pkts = 0;
@@ -648,7 +645,7 @@ static bool vmx_tx_busy(struct vmx_txq *txq, u32 ndesc)
 {
 	netif_tx_stop_queue(txq->nq);
 	vmx_txq_add(txq, VMX_TXS_STOP, 1);
-	/* pairs with the barrier in vmx_tx_clean() */
+	/* pairs with the barrier in __vmx_tx_clean() */
 	smp_mb();
 	if (vmx_tx_avail(txq) >= ndesc) {
 		netif_tx_start_queue(txq->nq);
@@ -667,7 +664,7 @@ static void vmx_tx_maybe_stop(struct vmx_txq *txq)
 		return;
 	netif_tx_stop_queue(txq->nq);
 	vmx_txq_add(txq, VMX_TXS_STOP, 1);
-	/* pairs with the barrier in vmx_tx_clean() */
+	/* pairs with the barrier in __vmx_tx_clean() */
 	smp_mb();
 	if (vmx_tx_avail(txq) >= vmx_tx_wake_thresh(txq)) {
 		netif_tx_start_queue(txq->nq);
