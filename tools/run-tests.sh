@@ -641,6 +641,22 @@ parse_test() {
 	fi
 }
 
+# crash_lines CONSOLE: what a guest that crashed or hung left on its
+# console, at most 12 lines: the kernel's report (first BUG/Oops/panic
+# line, RIP, the call trace's first functions), QEMU's own last words
+# (an assertion, a signal) and vm.sh's verdict.
+crash_lines() {
+	[ -f "$1" ] || return 0
+	tr -d '\r' <"$1" | awk '
+		/qemu-system|Assertion|Segmentation fault|Aborted/ { q[nq++ % 3] = $0 }
+		/^vm\.sh:/ { v = $0 }
+		!seen && /BUG:|Oops|Kernel panic|WARNING:|general protection|int3:/ { seen = 1 }
+		seen && n < 8 && /BUG:|Oops|Kernel panic|WARNING:|general protection|RIP:|Comm:|^ *\[ *[0-9.]+\]  [a-z_0-9.]+\+0x/ { k[n++] = $0 }
+		END { for (i = 0; i < n; i++) print substr(k[i], 1, 150)
+		      for (i = (nq > 3 ? nq - 3 : 0); i < nq; i++) print substr(q[i % 3], 1, 150)
+		      if (v != "") print substr(v, 1, 150) }'
+}
+
 # bench_smoke: tools/bench.sh --quick on the host, one test.
 bench_smoke() {
 	local gdir=$RESULTS/benchsmoke t0 rc secs
@@ -724,6 +740,10 @@ for g in "${SEL[@]}"; do
 	done
 	say "group $g done in ${gsecs}s"
 	SUMMARY+=("      group $g: ${gsecs}s${gnote:+ - $gnote}")
+	# a crash or timeout says in the summary what the console saw of it
+	[ -z "$gnote" ] || while IFS= read -r l; do
+		SUMMARY+=("        console: $l")
+	done < <(crash_lines "$gdir/console.log")
 	TIMES+=("$g ${gsecs}s")
 done
 
