@@ -263,9 +263,13 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 		/*
 		 * Unlocked look first: a sender holding the lock reclaims
 		 * (and re-arms the XDP TX vector for what stays in flight)
-		 * itself, and nothing completed means nothing to reclaim.
+		 * itself. A queue with nothing completed and nothing in
+		 * flight needs nothing; one with frames in flight needs the
+		 * locked visit even with nothing completed yet: the XDP TX
+		 * interrupt masked the vector for every queue, and this
+		 * queue's re-arm is what lets its later completions in.
 		 */
-		if (data_race(vmx_tx_pending(xq)))
+		if (data_race(vmx_tx_pending(xq) || xq->clean != xq->kicked))
 			vmx_xdp_txq_poll(xq);
 		/* the XDP TX vector, if there is one, reports the rest */
 		if (vp->xdp_vec != VMX_NO_VEC)
