@@ -189,6 +189,7 @@ struct vmx_rxq {
 	struct sk_buff *skb;	/* frame being assembled across polls */
 	struct vmx_xdp_buff xb;	/* multi-buffer XDP frame being assembled */
 	bool xb_open;		/* @xb holds a frame's first buffers */
+	u32 lro_mss;		/* of the frame being assembled (type-4 SOP) */
 	struct page *dr_page;	/* XDP: page of a dropped data-ring frame */
 	struct xdp_rxq_info xdp_rxq;
 	u32 xdp_tx_n;		/* XDP_TX frames collected in this poll */
@@ -284,6 +285,7 @@ enum vmx_state {
 	VMX_S_UP,		/* device activated, NAPI enabled */
 	VMX_S_RESET_PENDING,
 	VMX_S_STOPPING,		/* vmx_down() runs: no TX queue is woken */
+	VMX_S_OPEN,		/* queues and IRQs held (ndo_open succeeded) */
 };
 
 #define VMX_DEV_STATS	(sizeof(struct vmx_tx_stats) / sizeof(__le64))
@@ -340,6 +342,8 @@ struct vmx_priv {
 	/* zero-copy AF_XDP pools per channel, taken by the next queue set */
 	struct xsk_buff_pool *xsk_pool[VMX_MAX_RX_QUEUES];
 	u32 xsk_pools;		/* how many are set */
+	/* what the pools point at while no queue set is live (no NAPI id) */
+	struct xdp_rxq_info xsk_idle_rxq;
 
 	unsigned long state;
 	u64 resets;		/* done by the reset work item */

@@ -70,10 +70,12 @@
 				 NETDEV_XDP_ACT_NDO_XMIT | NETDEV_XDP_ACT_RX_SG | \
 				 NETDEV_XDP_ACT_NDO_XMIT_SG | \
 				 NETDEV_XDP_ACT_XSK_ZEROCOPY)
+#define VMX_XDP_ACT_XSK_ZEROCOPY	NETDEV_XDP_ACT_XSK_ZEROCOPY
 #else
 #define vmx_xdp_features_set(nd, f)	do { } while (0)
 #define vmx_xdp_features_clear(nd)	do { } while (0)
 #define VMX_XDP_FEATURES	0
+#define VMX_XDP_ACT_XSK_ZEROCOPY	0
 #endif
 
 /* xsk_buff_dma_sync_for_cpu() lost its pool argument in 6.10 */

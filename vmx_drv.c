@@ -810,7 +810,7 @@ static void vmx_write_shared(struct vmx_priv *vp)
 {
 	struct vmx_shared *sh = vp->shared;
 	struct vmx_qset *qs = &vp->qs;
-	u32 q, ntx = qs->nq + qs->nxdp;
+	u32 q, nvec, ntx = qs->nq + qs->nxdp;
 
 	memset(sh, 0, sizeof(*sh));
 	sh->magic = cpu_to_le32(VMX_SHARED_MAGIC);
@@ -828,19 +828,26 @@ static void vmx_write_shared(struct vmx_priv *vp)
 	sh->num_tx_queues = ntx;
 	sh->num_rx_queues = qs->nq;
 
+	/*
+	 * The vectors this configuration uses, not all those allocated: the
+	 * queues' come last, so at most 8 queue pairs (what the legacy block
+	 * is used for) stay within its VMX_MAX_INTRS.
+	 */
+	nvec = vp->qv[qs->nq - 1].idx + 1;
 	/* more queues than the legacy block describes: the extended one */
 	vp->intr_ext = vp->rev >= 6 && (ntx > VMX_LEGACY_TX_QUEUES ||
-					qs->nq > VMX_LEGACY_RX_QUEUES);
+					qs->nq > VMX_LEGACY_RX_QUEUES ||
+					nvec > VMX_MAX_INTRS);
 	if (vp->intr_ext) {
 		sh->intr_ext.auto_mask = vp->mask_mode == VMX_IMM_AUTO;
-		sh->intr_ext.num_intrs = vp->num_vecs;
+		sh->intr_ext.num_intrs = nvec;
 		sh->intr_ext.event_intr_idx = vp->event_vec;
-		memset(sh->intr_ext.mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
+		memset(sh->intr_ext.mod_levels, VMX_IML_ADAPTIVE, nvec);
 	} else {
 		sh->auto_mask = vp->mask_mode == VMX_IMM_AUTO;
-		sh->num_intrs = vp->num_vecs;
+		sh->num_intrs = nvec;
 		sh->event_intr_idx = vp->event_vec;
-		memset(sh->mod_levels, VMX_IML_ADAPTIVE, vp->num_vecs);
+		memset(sh->mod_levels, VMX_IML_ADAPTIVE, nvec);
 	}
 	*vmx_intr_ctrl(vp) = cpu_to_le32(VMX_INTR_CTRL_DISABLE_ALL);
 	if (vp->qs.nq > 1) {
@@ -876,16 +883,24 @@ static void vmx_update_link(struct vmx_priv *vp)
 	}
 }
 
-/* rev 7+: tell the device the buffer sizes of the rings (ring 0 HEAD only). */
+/*
+ * rev 7+: tell the device the buffer sizes of the rings (ring 0 HEAD only).
+ * One size per ring for every queue: the smallest any queue posts (an
+ * AF_XDP channel's UMEM buffers may be smaller than the others').
+ */
 static void vmx_set_ring_buf_sizes(struct vmx_priv *vp)
 {
-	const struct vmx_rxq *rxq = &vp->qs.rxq[0];
+	u32 q, len0 = U16_MAX, len1 = U16_MAX;
 	unsigned long flags;
 
+	for (q = 0; q < vp->qs.nq; q++) {
+		len0 = min(len0, vp->qs.rxq[q].ring[0].buf_len);
+		len1 = min(len1, vp->qs.rxq[q].ring[1].buf_len);
+	}
 	spin_lock_irqsave(&vp->cmd_lock, flags);
 	memset(&vp->shared->cmd_info, 0, sizeof(vp->shared->cmd_info));
-	vp->shared->cmd_info.buf_size[0] = cpu_to_le16(rxq->ring[0].buf_len);
-	vp->shared->cmd_info.buf_size[2] = cpu_to_le16(rxq->ring[1].buf_len);
+	vp->shared->cmd_info.buf_size[0] = cpu_to_le16(len0);
+	vp->shared->cmd_info.buf_size[2] = cpu_to_le16(len1);
 	vmx_wr_vd(vp, VMX_REG_CMD, VMX_CMD_SET_RING_BUFFER_SIZE);
 	spin_unlock_irqrestore(&vp->cmd_lock, flags);
 }
@@ -1186,7 +1201,7 @@ int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 
 	next.txq = NULL;
 	next.rxq = NULL;
-	if (!netif_running(vp->netdev)) {
+	if (!netif_running(vp->netdev) || !test_bit(VMX_S_OPEN, &vp->state)) {
 		err = vmx_set_real_queues(vp, next.nq);
 		if (err)
 			return err;
@@ -1298,6 +1313,20 @@ out:
 	return 0;
 }
 
+/*
+ * The queue set is about to go: bound AF_XDP pools stop pointing at its
+ * queues' xdp_rxq_info (a busy-polling sendto() reads the NAPI id there).
+ */
+static void vmx_xsk_park(struct vmx_priv *vp)
+{
+	u32 q;
+
+	for (q = 0; q < ARRAY_SIZE(vp->xsk_pool) && vp->xsk_pools; q++)
+		if (vp->xsk_pool[q])
+			xsk_pool_set_rxq_info(vp->xsk_pool[q],
+					      &vp->xsk_idle_rxq);
+}
+
 static int vmx_open(struct net_device *nd)
 {
 	struct vmx_priv *vp = netdev_priv(nd);
@@ -1320,11 +1349,13 @@ static int vmx_open(struct net_device *nd)
 	err = vmx_up(vp);
 	if (err)
 		goto err_irq;
+	set_bit(VMX_S_OPEN, &vp->state);
 	return 0;
 
 err_irq:
 	vmx_free_irqs(vp);
 err_free:
+	vmx_xsk_park(vp);
 	gone = vp->qs;
 	next.txq = NULL;
 	next.rxq = NULL;
@@ -1338,9 +1369,13 @@ static int vmx_stop(struct net_device *nd)
 	struct vmx_priv *vp = netdev_priv(nd);
 	struct vmx_qset gone, keep;
 
+	/* a resume that could not open the device left nothing to free */
+	if (!test_and_clear_bit(VMX_S_OPEN, &vp->state))
+		return 0;
 	/* a pending event work finds the device down once it gets rtnl */
 	vmx_down(vp, true);
 	vmx_free_irqs(vp);
+	vmx_xsk_park(vp);
 	gone = vp->qs;
 	keep = gone;
 	keep.txq = NULL;
@@ -1980,12 +2015,28 @@ static int vmx_resume(struct device *dev)
 			err = -ENODEV;
 		}
 	}
-	if (!err && netif_running(nd))
+	if (!err && netif_running(nd)) {
 		err = vmx_open(nd);
-	if (!err)
+		if (err) {
+			/*
+			 * Nothing is held: close the interface as the stack
+			 * sees it, so that nothing uses queues that are gone,
+			 * and let ip link set up try again.
+			 */
+			netdev_err(nd, "resume: the device could not be opened (%d), interface closed\n",
+				   err);
+			dev_close(nd);
+			err = 0;
+		}
+	}
+	if (!err) {
 		netif_device_attach(nd);
-	else
+	} else {
+		/* a device that is not the one suspended: never used again */
+		if (netif_running(nd))
+			dev_close(nd);
 		netdev_err(nd, "resume failed: %d\n", err);
+	}
 	rtnl_unlock();
 	return err;
 }

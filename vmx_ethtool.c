@@ -226,6 +226,7 @@ static int vmx_set_channels(struct net_device *nd, struct ethtool_channels *ch)
 {
 	struct vmx_priv *vp = netdev_priv(nd);
 	struct vmx_qset want = vp->qs;
+	int err;
 
 	/* the ethtool core already refused counts above the maxima */
 	if (ch->rx_count || ch->tx_count || !ch->combined_count)
@@ -238,7 +239,10 @@ static int vmx_set_channels(struct net_device *nd, struct ethtool_channels *ch)
 			   vp->max_tx_queues / 2);
 		return -EOPNOTSUPP;
 	}
-	return vmx_reconfigure(vp, &want, NULL);
+	err = vmx_reconfigure(vp, &want, NULL);
+	if (!err)
+		vmx_xdp_update_features(vp);
+	return err;
 }
 
 static int vmx_get_link_ksettings(struct net_device *nd,

@@ -785,6 +785,13 @@ static void vmx_rx_count(struct vmx_rxq *rxq, u32 len)
 	u64_stats_update_end(&rxq->stats.syncp);
 }
 
+/* A frame too short to hold an Ethernet header: counted and dropped. */
+static void vmx_rx_runt(struct vmx_rxq *rxq, u32 len)
+{
+	vmx_rx_count(rxq, len);
+	vmx_rxq_add(rxq, VMX_RXS_RUNT, 1);
+}
+
 /*
  * Hand a whole frame to the stack. @counted: XDP already counted it as
  * received (with its length before the program ran). Inlined in XDP_PASS;
@@ -803,7 +810,8 @@ static __always_inline void __vmx_rx_deliver(struct vmx_rxq *rxq,
 
 	if (!counted)
 		vmx_rx_count(rxq, skb->len);
-	if (unlikely(skb->len < ETH_HLEN)) {
+	/* eth_type_trans() pulls the header from the linear part */
+	if (unlikely(skb_headlen(skb) < ETH_HLEN)) {
 		vmx_rxq_add(rxq, VMX_RXS_RUNT, 1);
 		napi_consume_skb(skb, 1);
 		return;
@@ -815,7 +823,8 @@ static __always_inline void __vmx_rx_deliver(struct vmx_rxq *rxq,
 		vmx_rx_csum_inner(rxq, skb, dw0, dw3);
 	else
 		vmx_rx_csum(rxq, skb, dw0, dw3);
-	if (FIELD_GET(VMX_RXC_TYPE, dw3) != VMX_RXC_TYPE_LRO)
+	if (FIELD_GET(VMX_RXC_TYPE, dw3) != VMX_RXC_TYPE_LRO &&
+	    (nd->features & NETIF_F_RXHASH))
 		vmx_rx_hash(skb, dw0, le32_to_cpu(eop->dw[1]));
 	if ((dw2 & VMX_RXC_TS) && (nd->features & NETIF_F_HW_VLAN_CTAG_RX))
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
@@ -984,7 +993,6 @@ struct vmx_rx_ctx {
 	struct bpf_prog *prog;
 	struct vmx_txq *xtxq;
 	u32 xdp_flags;
-	u32 lro_mss;		/* from the SOP of a type-4 completion */
 	bool frags;		/* the program takes multi-buffer frames */
 };
 
@@ -1079,7 +1087,7 @@ static void vmx_rx_xdp(struct vmx_rxq *rxq, struct vmx_rx_ctx *c, u32 idx,
 	struct vmx_rx_ring *r = &rxq->ring[0];
 
 	vmx_rx_xb_init(rxq, &rxq->xb, page, len);
-	if (vmx_rx_xdp_buff(rxq, c, &rxq->xb, eop, c->lro_mss) != XDP_DROP)
+	if (vmx_rx_xdp_buff(rxq, c, &rxq->xb, eop, rxq->lro_mss) != XDP_DROP)
 		return;
 	r->buf[idx].page = page;
 	if (unlikely(vmx_rx_need_sync(rxq)))
@@ -1322,6 +1330,10 @@ static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
 		return 1;
 	}
+	if (unlikely(len < ETH_HLEN)) {
+		vmx_rx_runt(rxq, len);
+		return 1;
+	}
 	if (c->prog && rxq->xsk_pool) {
 		rxq->skb = vmx_xsk_data_ring(rxq, c, idx, len, rc);
 		if (rxq->skb)
@@ -1365,10 +1377,11 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		return -EIO;
 	}
 	if (sop) {
-		c->lro_mss = 0;
+		/* beside rxq->skb: the EOP may come in a later poll */
+		rxq->lro_mss = 0;
 		if (FIELD_GET(VMX_RXC_TYPE, dw3) == VMX_RXC_TYPE_LRO &&
 		    rxq->vp->rev >= 2)
-			c->lro_mss = FIELD_GET(VMX_RXC_LRO_MSS, dw3);
+			rxq->lro_mss = FIELD_GET(VMX_RXC_LRO_MSS, dw3);
 	}
 
 	if (rqid == rxq->qid + 2 * nrxq && rxq->data_ring)
@@ -1413,6 +1426,16 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 			/* the device skipped this buffer */
 			vmx_rx_release(rxq, r, &b);
 			return 0;
+		}
+		if (unlikely(len < ETH_HLEN)) {
+			/*
+			 * No Ethernet header in the head: nothing may parse
+			 * it, and a 0-byte XDP frame would be sent as 16 KiB.
+			 * The rest of the frame is recycled as a dropped one's.
+			 */
+			vmx_rx_release(rxq, r, &b);
+			vmx_rx_runt(rxq, len);
+			return eop;
 		}
 		if (eop && c->prog && !(dw2 & VMX_RXC_ERR)) {
 			vmx_rx_xdp(rxq, c, idx, b.page, len, rc);
@@ -1460,7 +1483,7 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
 		return 1;
 	}
-	vmx_rx_deliver(rxq, rxq->skb, rc, c->lro_mss, false);
+	vmx_rx_deliver(rxq, rxq->skb, rc, rxq->lro_mss, false);
 	rxq->skb = NULL;
 	return 1;
 }
@@ -1487,6 +1510,15 @@ int vmx_rx_poll(struct vmx_rxq *rxq, int budget)
 	if (c.prog) {
 		c.xtxq = vmx_xdp_txq(vp, rxq->qid);
 		c.frags = c.prog->aux->xdp_has_frags;
+	}
+	/*
+	 * A multi-buffer frame opened in an earlier poll under a program
+	 * that takes them ends under one that does too, or not at all: the
+	 * program was detached or swapped for one without frags since.
+	 */
+	if (unlikely(rxq->xb_open && !c.frags)) {
+		vmx_rx_xb_close(rxq, true);
+		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 	}
 
 	while (done < budget) {

@@ -212,6 +212,7 @@ static __always_inline void vmx_tx_unmap(struct vmx_txq *txq,
 struct vmx_tx_done {
 	u32 pkts;		/* skbs, reported to BQL */
 	u32 bytes;
+	u32 wire;		/* their packets on the wire (TSO segments) */
 	u32 xdp_pkts;		/* XDP frames, counted on completion */
 	u32 xdp_bytes;
 	u32 xsk;		/* AF_XDP descriptors to complete */
@@ -249,6 +250,8 @@ static __always_inline void vmx_tx_release(struct vmx_txq *txq, u32 end,
 			} else if (b->skb) {
 				done->pkts++;
 				done->bytes += b->skb->len;
+				done->wire += skb_is_gso(b->skb) ?
+					      skb_shinfo(b->skb)->gso_segs : 1;
 				napi_consume_skb(b->skb, budget);
 			}
 		}
@@ -257,6 +260,28 @@ static __always_inline void vmx_tx_release(struct vmx_txq *txq, u32 end,
 		if (idx == end)
 			break;
 	}
+}
+
+/*
+ * netpoll: release the packets of [txq->clean, @end] up to the first XDP
+ * frame, if there is one (then true: the completion is left for NAPI).
+ */
+static bool vmx_tx_netpoll_stop(struct vmx_txq *txq, u32 end,
+				struct vmx_tx_done *done)
+{
+	u32 i = txq->clean;
+
+	for (;;) {
+		if (vmx_tx_buf_is_xdp(&txq->buf[i]))
+			break;
+		if (i == end)
+			return false;
+		i = vmx_ring_after(i, txq->size);
+	}
+	/* the slot before an XDP frame ends the packet before it */
+	if (i != txq->clean)
+		vmx_tx_release(txq, i ? i - 1 : txq->size - 1, 0, done);
+	return true;
 }
 
 /*
@@ -293,6 +318,7 @@ int __vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 
 	done.pkts = 0;
 	done.bytes = 0;
+	done.wire = 0;
 	done.xdp_pkts = 0;
 	done.xdp_bytes = 0;
 	done.xsk = 0;
@@ -321,8 +347,12 @@ int __vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 			vmx_tx_bad(txq, idx, posted);
 			break;
 		}
-		/* netpoll may not free XDP frames: their NAPI will */
-		if (netpoll && vmx_tx_buf_is_xdp(&txq->buf[idx]))
+		/*
+		 * netpoll may not free XDP frames: their NAPI will. One
+		 * completion may end several packets: the skbs before the
+		 * first XDP frame go now, the completion stays for NAPI.
+		 */
+		if (unlikely(netpoll) && vmx_tx_netpoll_stop(txq, idx, &done))
 			break;
 		vmx_tx_release(txq, idx, budget, &done);
 		txq->comp_next = vmx_ring_next(txq->comp_next, txq->size,
@@ -334,10 +364,11 @@ int __vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 	rcu_read_unlock();
 	if (done.xsk)
 		xsk_tx_completed(txq->xsk_pool, done.xsk);
-	if (done.xdp_pkts) {
+	/* sent is what the device completed: a frame dropped at a reset is not */
+	if (done.xdp_pkts || done.pkts) {
 		u64_stats_update_begin(&txq->cstats.syncp);
-		txq->cstats.s[VMX_TXS_PACKETS] += done.xdp_pkts;
-		txq->cstats.s[VMX_TXS_BYTES] += done.xdp_bytes;
+		txq->cstats.s[VMX_TXS_PACKETS] += done.xdp_pkts + done.wire;
+		txq->cstats.s[VMX_TXS_BYTES] += done.xdp_bytes + done.bytes;
 		u64_stats_update_end(&txq->cstats.syncp);
 	}
 	if (!txq->nq)
@@ -777,8 +808,6 @@ netdev_tx_t vmx_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	d->dw2 = cpu_to_le32(dw2 ^ VMX_TXD_GEN);
 
 	u64_stats_update_begin(&txq->stats.syncp);
-	txq->stats.s[VMX_TXS_PACKETS] += p.pkts;
-	txq->stats.s[VMX_TXS_BYTES] += len;
 	if (p.tso) {
 		txq->stats.s[VMX_TXS_TSO_PKTS]++;
 		txq->stats.s[VMX_TXS_TSO_BYTES] += len;
@@ -947,7 +976,8 @@ static bool vmx_tx_xdp_frame(struct vmx_txq *txq, struct xdp_frame *f,
 		struct page *page = virt_to_page(f->data);
 		dma_addr_t dma;
 
-		if (unlikely(!vmx_tx_avail(txq)))
+		/* a length field of 0 means 16 KiB to the device */
+		if (unlikely(!vmx_tx_avail(txq) || !f->len))
 			return false;
 		dma = page_pool_get_dma_addr(page) + offset_in_page(f->data);
 		if (vmx_dma_need_sync(dev))
@@ -988,6 +1018,8 @@ static bool vmx_tx_xdp_frame(struct vmx_txq *txq, struct xdp_frame *f,
 			off = f->data - page_address(page);
 			len = f->len;
 		}
+		if (unlikely(!len))
+			goto unwind;
 		b = &txq->buf[txq->fill];
 		if (mapped) {
 			/* a page_pool page of this device, mapped both ways */
@@ -1054,6 +1086,13 @@ int vmx_tx_xdp_post(struct vmx_txq *txq, struct xdp_frame **frames, int n,
 			break;
 	if (done)
 		vmx_tx_xdp_handover(txq, first, gen);
+	/*
+	 * A stack queue XDP shares (no room for XDP queues): stopped here as
+	 * by the stack's own sends, so that it never meets a full ring.
+	 */
+	if (unlikely(!txq->xdp) && txq->nq &&
+	    !netif_tx_queue_stopped(txq->nq))
+		vmx_tx_maybe_stop(txq);
 	return done;
 }
 

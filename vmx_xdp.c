@@ -254,7 +254,12 @@ int vmx_xdp_check_mtu(struct vmx_priv *vp, int mtu,
  */
 void vmx_xdp_update_features(struct vmx_priv *vp)
 {
-	vmx_xdp_features_set(vp->netdev, VMX_XDP_FEATURES);
+	u64 f = VMX_XDP_FEATURES;
+
+	/* a zero-copy bind needs an XDP TX queue for every channel */
+	if (vmx_xdp_queues(vp, vp->qs.nq) != vp->qs.nq)
+		f &= ~(u64)VMX_XDP_ACT_XSK_ZEROCOPY;
+	vmx_xdp_features_set(vp->netdev, f);
 }
 
 /*
