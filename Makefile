@@ -21,7 +21,7 @@
 #                        DMA-API debug, fault injection): check-debug, then
 #                        the core and XDP suites and the fault-injection
 #                        test (run-tests.sh groups debug xdpdebug faultsdebug
-#                        dmadebug tdevdebug tdevdebug2 hotplugdebug); needs make
+#                        dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug); needs make
 #                        kernels first; not in make test
 #   make kernel-newest   the newest kernel Debian ships as source (7.x,
 #                        trixie-backports; tools/kernels/newest.sh)
@@ -92,7 +92,7 @@ check-debug:
 # the debug groups of run-tests.sh (it builds and checks against the debug
 # kernel itself when one of them is selected)
 test-debug:
-	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug
+	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug
 
 # The newest kernel's tree is its own headers tree, as the debug one's.
 modules-newest:
@@ -121,9 +121,10 @@ demo:
 test:
 	tools/run-tests.sh
 
-# the heavier tier: 8 vCPUs, the DKMS package on both kernels
+# the heavier tier: 8 vCPUs, the DKMS package on both kernels, every test on
+# the test device, the test device on taps, 32 queues in a 32-vCPU guest
 test-extra: deb
-	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap
+	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap tdevq32
 
 deb:
 	tools/build-deb.sh
