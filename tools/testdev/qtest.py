@@ -1629,6 +1629,475 @@ def case_ooo_unaware(qemu):
     sock.close()
 
 
+# Malformed completions (patch 0023): a short SOP, a zero-length data ring
+# completion, a frame's EOP completion written later, a refused ACTIVATE on
+# resume; and the strict kinds intr-block, tx-oversize, rx-buf-size.
+def rx_bytes(q, c):
+    """the bytes RX completion tuple c names (ring 0, ring 1, data ring)"""
+    _, rq, idx, _, _, ln, _ = c
+    where = {0: BUF + 2048 * idx, 1: RX1BUF + 4096 * idx,
+             2: RXD + DSZ * idx}[rq]
+    return q.read(where, ln) if ln else b""
+
+
+def rx_frame(q, sock, qport, data, first, count):
+    """send data, wait for its `count` completions from slot `first`:
+    returns (completions, the bytes they name, joined)"""
+    sock.sendto(data, ("127.0.0.1", qport))
+    last = first + count - 1
+    wait_for(lambda: rx_comp(q, last)[0])
+    cs = [rx_comp(q, first + i) for i in range(count)]
+    return cs, b"".join(rx_bytes(q, c) for c in cs)
+
+
+def case_short_sop(qemu):
+    """fault rx-short-sop"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=3,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("rx-short-sop: ACTIVATE (maxNumRxSG 4), short-sop-len 6 and"
+          " split-delay-ms 300 by default",
+          (bring_up(q, 3, sg=4), q.qom("short-sop-len"),
+           q.qom("split-delay-ms")), (0, 6, 300))
+    f = [ooo_frame(n, k) for k, n in enumerate((300, 60, 300, 300, 5000,
+                                                 300, 300, 300))]
+    q.qom("fault", "rx-short-sop")
+    # a data ring frame is not eligible: the fault stays armed
+    cs, data = rx_frame(q, sock, qport, f[1], 0, 1)
+    check("rx-short-sop: a 60-byte frame through the data ring is not"
+          " eligible (completed as usual, the fault still armed)",
+          (cs, data == f[1], q.qom("fault")),
+          ([(1, 2, 0, 1, 1, 60, 3)], True, "rx-short-sop"))
+    cs, data = rx_frame(q, sock, qport, f[0], 1, 2)
+    check("rx-short-sop: a 300-byte frame: SOP of 6 bytes in ring 0 without"
+          " EOP, 294 bytes in ring 1 with EOP, byte-exact",
+          (cs, data == f[0]),
+          ([(1, 0, 1, 1, 0, 6, 3), (1, 1, 0, 0, 1, 294, 3)], True))
+    cs, data = rx_frame(q, sock, qport, f[2], 3, 1)
+    check("rx-short-sop: one-shot: the next 300-byte frame as usual, counted"
+          " once", (cs, data == f[2], q.qom("stat-fault-rx-short-sop"),
+                    q.qom("fault")),
+          ([(1, 0, 2, 1, 1, 300, 3)], True, 1, ""))
+    q.qom("short-sop-len", 0)
+    q.qom("fault", "rx-short-sop")
+    cs, data = rx_frame(q, sock, qport, f[3], 4, 2)
+    check("rx-short-sop: short-sop-len 0 (qom-set while running): a SOP of"
+          " length 0, the whole frame in ring 1",
+          (cs, data == f[3]),
+          ([(1, 0, 3, 1, 0, 0, 3), (1, 1, 1, 0, 1, 300, 3)], True))
+    q.qom("short-sop-len", 6)
+    q.qom("fault", "rx-short-sop")
+    cs, data = rx_frame(q, sock, qport, f[4], 6, 3)
+    check("rx-short-sop: a 5000-byte frame: 6 bytes in ring 0, then two"
+          " ring 1 BODYs (4096, 898), EOP on the last",
+          (cs, data == f[4]),
+          ([(1, 0, 4, 1, 0, 6, 3), (1, 1, 2, 0, 0, 4096, 3),
+            (1, 1, 3, 0, 1, 898, 3)], True))
+    # ring 1 empty: the frame as usual, the fault stays armed
+    q.cmd(f"memset 0x{RX1:x} {16 * NR} 0")
+    q.qom("fault", "rx-short-sop")
+    cs, data = rx_frame(q, sock, qport, f[5], 9, 1)
+    check("rx-short-sop: no ring 1 buffer handed over: the frame as usual,"
+          " the fault still armed",
+          (cs, data == f[5], q.qom("fault"),
+           q.qom("stat-fault-rx-short-sop")),
+          ([(1, 0, 5, 1, 1, 300, 3)], True, "rx-short-sop", 3))
+    q.write(RX1 + 16 * 4, le64(RX1BUF + 4096 * 4) +
+            le32(4096 | 1 << 14 | 1 << 31))
+    cs, data = rx_frame(q, sock, qport, f[6], 10, 2)
+    check("rx-short-sop: a ring 1 buffer handed over again: the armed fault"
+          " fires on the next frame",
+          (cs, data == f[6], q.qom("fault")),
+          ([(1, 0, 6, 1, 0, 6, 3), (1, 1, 4, 0, 1, 294, 3)], True, ""))
+    # no RX data ring, maxNumRxSG 1: a 60-byte frame spans ring 0 + ring 1
+    q.command(0xCAFE0002)                       # RESET_DEV
+    check("rx-short-sop: ACTIVATE again without a data ring, maxNumRxSG 1",
+          bring_up(q, 3, rxdata=0, sg=1), 0)
+    q.qom("fault", "rx-short-sop")
+    cs, data = rx_frame(q, sock, qport, f[1], 0, 2)
+    check("rx-short-sop: a 60-byte frame (no data ring, maxNumRxSG 1) spans"
+          " ring 0 (6 bytes, SOP) and ring 1 (54 bytes, EOP)",
+          (cs, data == f[1], q.qom("stat-fault-rx-short-sop")),
+          ([(1, 0, 0, 1, 0, 6, 3), (1, 1, 0, 0, 1, 54, 3)], True, 5))
+    check("rx-short-sop: no violation, QEMU alive",
+          (q.qom("stat-violations"), q.alive()), (0, True))
+    check("rx-short-sop: nothing on stderr", strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_zero_data_ring(qemu, random):
+    """fault rx-zero-data-ring"""
+    sock, qport = udp_pair()
+    how = "at random (rate 1e6)" if random else "on command"
+    props = ",max-revision=3,strict=on"
+    if random:
+        props += ",fault-rate=1000000,fault-kinds=0x400"
+    q = QTest(qemu, props, (qport, sock.getsockname()[1])).setup()
+    check(f"rx-zero-data-ring {how}: ACTIVATE", bring_up(q, 3), 0)
+    f = [ooo_frame(n, k) for k, n in enumerate((300, 60, 100, 60))]
+    if not random:
+        q.qom("fault", "rx-zero-data-ring")
+        cs, data = rx_frame(q, sock, qport, f[0], 0, 1)
+        check(f"rx-zero-data-ring {how}: a 300-byte frame through ring 0 is"
+              " not eligible (the fault still armed)",
+              (cs, data == f[0], q.qom("fault")),
+              ([(1, 0, 0, 1, 1, 300, 3)], True, "rx-zero-data-ring"))
+    else:
+        rx_frame(q, sock, qport, f[0], 0, 1)
+    cs, _ = rx_frame(q, sock, qport, f[1], 1, 1)
+    check(f"rx-zero-data-ring {how}: a 60-byte frame through the data ring:"
+          " SOP|EOP, ring id 2, length 0, the frame in its entry all the"
+          " same", (cs, q.read(RXD + DSZ * 1, 60) == f[1]),
+          ([(1, 2, 1, 1, 1, 0, 3)], True))
+    cs, data = rx_frame(q, sock, qport, f[2], 2, 1)
+    want = 0 if random else 100
+    check(f"rx-zero-data-ring {how}: the next data ring frame "
+          + ("length 0 too" if random else "as usual (one-shot)"),
+          (cs, q.read(RXD + DSZ * 2, 100) == f[2]),
+          ([(1, 2, 2, 1, 1, want, 3)], True))
+    check(f"rx-zero-data-ring {how}: counted "
+          f"(stat-fault-rx-zero-data-ring), no violation",
+          (q.qom("stat-fault-rx-zero-data-ring"), q.qom("stat-violations"),
+           q.alive()), (2 if random else 1, 0, True))
+    q.close()
+    sock.close()
+
+
+def split_bring_up(qemu, sock, qport, props=""):
+    q = QTest(qemu, ",max-revision=3,strict=on" + props,
+              (qport, sock.getsockname()[1])).setup()
+    r = bring_up(q, 3, sg=4)
+    q.wr(BAR0 + 0, 0)                           # unmask vector 0 (INTx)
+    return q, r
+
+
+def intr0(q):
+    """take the interrupt (ICR) and return stat-intr0"""
+    q.vd(0x38)
+    return q.qom("stat-intr0")
+
+
+def case_split(qemu):
+    """fault rx-split"""
+    sock, qport = udp_pair()
+    q, r = split_bring_up(qemu, sock, qport)
+    check("rx-split: ACTIVATE", r, 0)
+    f = [ooo_frame(n, k) for k, n in enumerate((300, 3000, 60, 300))]
+    q.qom("fault", "rx-split")
+    cs, data = rx_frame(q, sock, qport, f[0], 0, 1)
+    check("rx-split: a frame in one buffer is not eligible (the fault still"
+          " armed)", (cs, data == f[0], q.qom("fault"), intr0(q)),
+          ([(1, 0, 0, 1, 1, 300, 3)], True, "rx-split", 1))
+    sock.sendto(f[1], ("127.0.0.1", qport))
+    c1 = wait_for(lambda: rx_comp(q, 1)[0] and rx_comp(q, 1))
+    i1 = intr0(q)
+    sock.sendto(f[2], ("127.0.0.1", qport))     # held behind the split
+    wait_for(lambda: q.qom("stat-rx-split-held"))
+    time.sleep(0.1)
+    check("rx-split: a 3000-byte frame: the ring 0 completion (SOP, 2048"
+          " bytes) written and its interrupt raised, no EOP completion yet,"
+          " a frame sent meanwhile held back",
+          (c1, i1, rx_comp(q, 2)[0], rx_comp(q, 3)[0],
+           q.qom("stat-rx-split-held")),
+          ((1, 0, 1, 1, 0, 2048, 3), 2, 0, 0, 1))
+    q.clock_step(299 * 1000 * 1000)
+    early = (rx_comp(q, 2)[0], rx_comp(q, 3)[0], intr0(q))
+    q.clock_step(1000 * 1000)
+    c2 = wait_for(lambda: rx_comp(q, 2)[0] and rx_comp(q, 2))
+    c3 = wait_for(lambda: rx_comp(q, 3)[0] and rx_comp(q, 3))
+    check("rx-split: nothing at 299 ms; at split-delay-ms 300 the EOP"
+          " completion (ring 1, 952 bytes) with an interrupt, then the frame"
+          " held back",
+          (early, c2, c3, intr0(q) >= 3),
+          ((0, 0, 2), (1, 1, 0, 0, 1, 952, 3), (1, 2, 2, 1, 1, 60, 3), True))
+    check("rx-split: both frames byte-exact",
+          (rx_bytes(q, c1) + rx_bytes(q, c2) == f[1],
+           rx_bytes(q, c3) == f[2]), (True, True))
+    q.qom("split-delay-ms", 50)
+    q.qom("fault", "rx-split")
+    sock.sendto(f[1], ("127.0.0.1", qport))
+    c4 = wait_for(lambda: rx_comp(q, 4)[0] and rx_comp(q, 4))
+    q.clock_step(49 * 1000 * 1000)
+    early = rx_comp(q, 5)[0]
+    q.clock_step(1000 * 1000)
+    c5 = wait_for(lambda: rx_comp(q, 5)[0] and rx_comp(q, 5))
+    check("rx-split: split-delay-ms 50 (qom-set while running): the EOP"
+          " completion at 50 ms, not at 49",
+          (c4[3:5], early, c5[3:5]), ((1, 0), 0, (0, 1)))
+    cs, data = rx_frame(q, sock, qport, f[3], 6, 1)
+    check("rx-split: one-shot: the next frame at once; counted once per"
+          " split, no violation",
+          (cs, q.qom("stat-fault-rx-split"), q.qom("stat-violations"),
+           q.alive()),
+          ([(1, 0, 4, 1, 1, 300, 3)], 2, 0, True))
+    check("rx-split: nothing on stderr", strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_split_cancel(qemu, cmd, qwrite=True):
+    """rx-split pending at {rev}"""
+    sock, qport = udp_pair()
+    name = {0xCAFE0001: "QUIESCE", 0xCAFE0002: "RESET_DEV"}[cmd]
+    if not qwrite:
+        name += " (split-quiesce-write off)"
+    q, r = split_bring_up(qemu, sock, qport)
+    check(f"rx-split, {name} while pending: ACTIVATE, split-quiesce-write"
+          " on by default", (r, q.qom("split-quiesce-write")), (0, True))
+    if not qwrite:
+        q.qom("split-quiesce-write", False)
+    q.qom("fault", "rx-split")
+    f = ooo_frame(3000, 1)
+    sock.sendto(f, ("127.0.0.1", qport))
+    c0 = wait_for(lambda: rx_comp(q, 0)[0] and rx_comp(q, 0))
+    sock.sendto(frame(60), ("127.0.0.1", qport))
+    held = wait_for(lambda: q.qom("stat-rx-split-held"))
+    q.command(cmd)
+    c1 = rx_comp(q, 1)
+    finish = cmd == QUIESCE_DEV and qwrite
+    if finish:
+        check(f"rx-split, {name} while pending: the EOP completion written"
+              " at the QUIESCE (the frame finished, byte-exact), the frame"
+              " held back dropped as for an inactive device",
+              (c0[3:5], c1, rx_bytes(q, c0) + rx_bytes(q, c1) == f, held,
+               q.qom("stat-rx-inactive")),
+              ((1, 0), (1, 1, 0, 0, 1, 952, 3), True, 1, 1))
+    else:
+        check(f"rx-split, {name} while pending: the EOP completion forgotten"
+              " (not written), the frame held back dropped as for an"
+              " inactive device",
+              (c0[3:5], c1[0], held, q.qom("stat-rx-inactive")),
+              ((1, 0), 0, 1, 1))
+    # activated again at once (the same rings, cleared): nothing pending
+    # may land in the new completion ring
+    check(f"rx-split, {name}: ACTIVATE again at once", bring_up(q, 3, sg=4),
+          0)
+    q.clock_step(400 * 1000 * 1000)
+    time.sleep(0.2)
+    check(f"rx-split, {name}: split-delay-ms later nothing written (the"
+          " timer was cancelled)", (rx_comp(q, 0)[0], rx_comp(q, 1)[0]),
+          (0, 0))
+    cs, data = rx_frame(q, sock, qport, ooo_frame(300, 2), 0, 1)
+    check(f"rx-split, {name}: frames received again afterwards",
+          (cs, data == ooo_frame(300, 2), q.qom("stat-violations"),
+           q.alive()), ([(1, 0, 0, 1, 1, 300, 3)], True, 0, True))
+    q.close()
+    sock.close()
+
+
+def case_activate_resume(qemu):
+    """activate-refused on command, ACTIVATE of a resume"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=7,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("activate-refused on command: first ACTIVATE", bring_up(q, 7), 0)
+    q.qom("fault", "activate-refused")
+    again = q.command(0xCAFE0000)               # already active: a no-op
+    armed = q.qom("fault")
+    # a driver's suspend (QUIESCE, RESET_DEV) and resume (negotiation,
+    # shared area, ACTIVATE, which it retries)
+    q.command(QUIESCE_DEV)
+    q.command(0xCAFE0002)
+    q.vd(VRRS, 1 << 6)
+    q.vd(UVRS, 1)
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    first = q.command(0xCAFE0000)
+    second = q.command(0xCAFE0000)
+    check("activate-refused on command: an ACTIVATE of the active device"
+          " leaves it armed; after RESET_DEV the resume's ACTIVATE is refused"
+          " (non-zero), the second succeeds, counted once",
+          (again, armed, first != 0, second, q.qom("fault"),
+           q.qom("stat-fault-activate-refused")),
+          (0, "activate-refused", True, 0, "", 1))
+    cs, data = rx_frame(q, sock, qport, frame(300), 0, 1)
+    check("activate-refused on command: frames received after the resume",
+          (cs, data == frame(300)), ([(1, 0, 0, 1, 1, 300, 3)], True))
+    q.close()
+    sock.close()
+
+
+STRICT_NEW = ("intr-block", "tx-oversize", "rx-buf-size")
+
+
+def new_counters(q):
+    return [q.qom(f"stat-violation-{k}") for k in STRICT_NEW] + [
+        q.qom("stat-violations")]
+
+
+def strict_kinds(err):
+    return sorted({ln.split("strict: ")[1].split(":")[0]
+                   for ln in strict_lines(err)})
+
+
+def intr_activate(q, legacy=b"", ext=b"", at=0):
+    """RESET_DEV, the interrupt blocks zeroed then written from offset
+    `at` of each (legacy at shared 80, extended at 720), ACTIVATE; returns
+    (CMD read-back, intr-block violations counted by this ACTIVATE)"""
+    before = q.qom("stat-violation-intr-block")
+    q.command(0xCAFE0002)
+    q.cmd(f"memset 0x{SH + 80:x} 40 0")
+    q.cmd(f"memset 0x{SH + 720:x} 80 0")
+    if legacy:
+        q.write(SH + 80 + at, legacy)
+    if ext:
+        q.write(SH + 720 + at, ext)
+    q.vd(DSAL, SH)
+    q.vd(DSAH, 0)
+    r = q.command(0xCAFE0000)
+    return r, q.qom("stat-violation-intr-block") - before
+
+
+def case_intr_block(qemu, rev):
+    """strict intr-block at rev {rev}"""
+    q = QTest(qemu, f",max-revision={rev},strict=on").setup()
+    check(f"intr-block rev {rev}: ACTIVATE with both blocks zero",
+          (bring_up(q, rev), q.qom("stat-violation-intr-block")), (0, 0))
+    ok3 = bytes([1, 3, 2]) + bytes([8] * 3)
+    cases = [("legacy: 3 vectors, events on 2, intrCtrl 1 (disable all)",
+              dict(legacy=ok3 + bytes(22) + le32(1)), 0),
+             ("legacy: numIntrs 26", dict(legacy=bytes([1, 26, 0])), 1),
+             ("legacy: eventIntrIdx 3 of 3 vectors",
+              dict(legacy=bytes([1, 3, 3])), 1),
+             ("legacy: intrCtrl bit 1", dict(legacy=le32(3), at=28), 1),
+             ("legacy: reserved byte at 119", dict(legacy=b"\x01", at=39), 1)]
+    if rev >= 6:
+        ok65 = bytes([1, 65, 64, 0]) + le32(1)
+        cases += [
+            ("extended numIntrs 0: legacy in use, numIntrs 26",
+             dict(legacy=bytes([1, 26, 0])), 1),
+            ("extended: 65 vectors, events on 64, intrCtrl 1; the legacy"
+             " block (not in use) bogus",
+             dict(ext=ok65, legacy=bytes([1, 200, 0]) + bytes(25) +
+                  le32(0xFF) + b"\xff"), 0),
+            ("extended: numIntrs 66", dict(ext=bytes([1, 66, 0])), 1),
+            ("extended: eventIntrIdx 4 of 4 vectors",
+             dict(ext=bytes([1, 4, 4])), 1),
+            ("extended: reserved byte at 723", dict(ext=bytes([1, 4, 0, 9])),
+             1),
+            ("extended: intrCtrl bit 31", dict(ext=bytes([1, 4, 0, 0]) +
+                                              le32(1 << 31)), 1),
+            ("extended: reserved dword at 728",
+             dict(ext=bytes([1, 4, 0, 0]) + le32(0) + le32(1)), 1),
+            ("extended: reserved byte at 799",
+             dict(ext=bytes([1, 4, 0]) + bytes(76) + b"\x01"), 1)]
+    else:
+        cases += [("below rev 6 the extended block is not looked at",
+                   dict(ext=bytes([1, 66, 70, 9])), 0)]
+    for name, kw, want in cases:
+        check(f"intr-block rev {rev}: {name}: ACTIVATE, "
+              f"{want} intr-block violation", intr_activate(q, **kw),
+              (0, want))
+    total = sum(w for _, _, w in cases)
+    check(f"intr-block rev {rev}: counted as intr-block only",
+          new_counters(q), [total, 0, 0, total])
+    check(f"intr-block rev {rev}: reported on stderr as intr-block",
+          strict_kinds(q.close()), ["intr-block"])
+
+
+def tx_pkt(q, k, p, lens, om=0, hlen=0, msscof=0):
+    """post packet p at TX descriptor k of buffers of these length fields
+    (0 reads 16384) from TXB, ring it, wait for its completion (slot p);
+    returns the next descriptor"""
+    f = frame(max(sum(n or 16384 for n in lens), 60))
+    off = 0
+    for j, n in enumerate(lens):
+        i = k + j
+        size = n or 16384
+        q.write(TXB + 0x10000 * i, f[off:off + size])
+        off += size
+        dw2 = n | 1 << 14 | (msscof << 18 if j == 0 else 0)
+        dw3 = (hlen | om << 10) if j == 0 else 0
+        if j == len(lens) - 1:
+            dw3 |= 1 << 12 | 1 << 13
+        q.write(TXR + 16 * i, le64(TXB + 0x10000 * i) + le32(dw2) + le32(dw3))
+    k += len(lens)
+    q.wr(BAR0 + 0x600, k)
+    wait_for(lambda: tx_comp(q, p)[0])
+    return k
+
+
+def case_tx_oversize(qemu):
+    """strict tx-oversize"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=3,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("tx-oversize: ACTIVATE", bring_up(q, 3), 0)
+    k = 0
+    for p, (name, lens, om, want) in enumerate((
+            ("9234 bytes (9216 + 18) in 3 descriptors, no offload",
+             (4096, 4096, 1042), 0, 0),
+            ("9235 bytes, no offload", (4096, 4096, 1043), 0, 1),
+            ("9235 bytes, checksum offload (mode 2)", (9235,), 2, 1),
+            ("one descriptor of length field 0 (16384 bytes)", (0,), 0, 1),
+            ("60 bytes then a descriptor of length field 0", (60, 0), 0, 1),
+            ("TSO (mode 3): 20000 bytes, a length field 0 among them",
+             (3616, 0), 3, 0))):
+        before = q.qom("stat-violation-tx-oversize")
+        k = tx_pkt(q, k, p, lens, om, 54 if om == 3 else 0,
+                   1448 if om == 3 else 0)
+        check(f"tx-oversize: {name}: completed, {want} violation",
+              (q.qom("stat-violation-tx-oversize") - before, tx_comp(q, p)),
+              (want, (1, k - 1)))
+    check("tx-oversize: counted as tx-oversize only", new_counters(q),
+          [0, 4, 0, 4])
+    check("tx-oversize: reported on stderr as tx-oversize",
+          strict_kinds(q.close()), ["tx-oversize"])
+    sock.close()
+
+
+SET_RING_BUFFER_SIZE = 0xCAFE0013
+
+
+def case_rx_buf_size(qemu, rev):
+    """strict rx-buf-size at rev {rev}"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision={rev},strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"rx-buf-size rev {rev}: ACTIVATE (ring 0 HEADs of 2048, ring 1"
+          " BODYs of 4096)", bring_up(q, rev, sg=4), 0)
+    ci = [0]
+
+    def rx(n, sizes=None):
+        """announce sizes (ring 0 HEAD, ring 0 BODY, ring 1 BODY) if given,
+        then receive an n-byte frame; the violations it caused"""
+        if sizes is not None:
+            q.write(SH + 704, le16(sizes[0]) + le16(sizes[1]) +
+                    le16(sizes[2]) + le16(0))
+            q.command(SET_RING_BUFFER_SIZE)
+        before = q.qom("stat-violation-rx-buf-size")
+        cnt = 1 if n <= 2048 else 2
+        rx_frame(q, sock, qport, ooo_frame(n, ci[0]), ci[0], cnt)
+        ci[0] += cnt
+        return q.qom("stat-violation-rx-buf-size") - before
+    on = rev >= 7
+    check(f"rx-buf-size rev {rev}: nothing announced: no violation",
+          rx(300), 0)
+    check(f"rx-buf-size rev {rev}: 2048/0/4096 announced (what is posted):"
+          " a 3000-byte frame over ring 0 and ring 1, no violation",
+          rx(3000, (2048, 0, 4096)), 0)
+    check(f"rx-buf-size rev {rev}: ring 0 HEAD size 3000 announced: a"
+          " frame taking a 2048-byte HEAD "
+          + ("is a violation" if on else "(command below rev 7: nothing)"),
+          rx(300, (3000, 0, 4096)), 1 if on else 0)
+    check(f"rx-buf-size rev {rev}: ring 1 BODY size 8192 announced: a"
+          " frame taking a 4096-byte ring 1 BODY "
+          + ("is a violation" if on else "(nothing)"),
+          rx(3000, (2048, 0, 8192)), 1 if on else 0)
+    q.command(0xCAFE0002)                       # RESET_DEV forgets them
+    check(f"rx-buf-size rev {rev}: RESET_DEV, ACTIVATE",
+          bring_up(q, rev, sg=4), 0)
+    ci[0] = 0
+    check(f"rx-buf-size rev {rev}: after RESET_DEV the sizes are forgotten:"
+          " no violation", (rx(300), rx(3000)), (0, 0))
+    want = 2 if on else 0
+    check(f"rx-buf-size rev {rev}: counted as rx-buf-size only",
+          new_counters(q), [0, 0, want, want])
+    check(f"rx-buf-size rev {rev}: reported on stderr "
+          + ("as rx-buf-size" if on else "(nothing)"),
+          strict_kinds(q.close()), ["rx-buf-size"] if on else [])
+    sock.close()
+
+
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
@@ -1667,6 +2136,14 @@ def main():
               (case_ooo, (OOORX_COMP, OOORX_COMP, "off")),
               (case_ooo_unaware, ())]
     cases += [(case_lro_force, ())]
+    cases += [(case_short_sop, ()), (case_zero_data_ring, (False,)),
+              (case_zero_data_ring, (True,)), (case_split, ()),
+              (case_split_cancel, (QUIESCE_DEV,)),
+              (case_split_cancel, (QUIESCE_DEV, False)),
+              (case_split_cancel, (0xCAFE0002,)),
+              (case_activate_resume, ()), (case_intr_block, (3,)),
+              (case_intr_block, (6,)), (case_tx_oversize, ()),
+              (case_rx_buf_size, (7,)), (case_rx_buf_size, (6,))]
     for case, args in cases:
         try:
             case(qemu, *args)
