@@ -29,8 +29,9 @@
 #
 # Cache: /var/cache/vmx-kernels/<version>-newest-<hash>/ (VMX_KERNEL_CACHE
 # overrides the parent), <hash> over the pinned package and version, the base
-# config, modules.list, newest.config and this script. Same layout as
-# build.sh's: src/ (the built tree, vmx's headers tree), bzImage, kver, config,
+# config, modules.list, newest.config, this script and tools/kernels/lib.sh
+# (the steps it shares with build.sh). Same layout as build.sh's: src/ (the
+# built tree, vmx's headers tree), bzImage, kver, config,
 # modules/lib/modules/<kver>/ (build -> src), build.log, build.time, ok
 # (written last). An interrupted build (no ok) whose configuration was
 # complete is resumed by the next run. Runs nice -n 19 (ionice idle),
@@ -48,19 +49,10 @@ KEYRING=/usr/share/keyrings/debian-archive-trixie-automatic.gpg
 FRAGMENT=$HERE/newest.config
 MODLIST=$HERE/modules.list
 APTDIR=$CACHE_ROOT/apt-$SUITE
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$HERE/lib.sh"
 
-die() { echo "$ME: $*" >&2; exit 1; }
-say() { echo "$ME: $*" >&2; }
-
-mode=build
-case "${1:-}" in
-"") ;;
---cached) mode=cached ;;
---id) mode=id ;;
---latest) mode=latest ;;
--h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-*) die "unknown option '$1' (see --help)" ;;
-esac
+kernels_mode "${BASH_SOURCE[0]}" "latest" "${1:-}"
 
 # apt_private ARGS...: apt-get (or apt-cache with APT_TOOL=apt-cache) on the
 # private state: only trixie-backports, no system sources, no system status.
@@ -84,7 +76,7 @@ apt_setup() {
 	apt_private update >/dev/null || die "apt-get update of $SUITE failed"
 }
 
-if [ $mode = latest ]; then
+if [ "$mode" = latest ]; then
 	apt_setup
 	APT_TOOL=apt-cache apt_private search '^linux-source-[0-9.]+$' | awk '{print $1}' |
 	while read -r p; do
@@ -95,109 +87,27 @@ fi
 
 BASE_CONFIG=${VMX_NEWEST_BASE_CONFIG:-$(printf '%s\n' /boot/config-6.12.* | sort -V | tail -n1)}
 [ -e "$BASE_CONFIG" ] || die "no base config ($BASE_CONFIG): install Debian's 6.12 kernel (tools/setup.sh)"
-HASH=$( { echo "$PKG=$VERSION"; cat "$BASE_CONFIG" "$MODLIST" "$FRAGMENT" "${BASH_SOURCE[0]}"; } |
-	sha256sum | cut -c1-12)
+HASH=$(kernels_hash "$PKG=$VERSION" "$BASE_CONFIG" "$MODLIST" "$FRAGMENT" "${BASH_SOURCE[0]}")
 ID=$(echo "${VERSION%%-*}" | tr -c 'A-Za-z0-9.\n' '_')-newest-$HASH
 D=$CACHE_ROOT/$ID
 
-case $mode in
-id) echo "$ID"; exit 0 ;;
-cached)
-	[ -e "$D/ok" ] || die "the newest kernel is not built ($D): run tools/kernels/newest.sh"
-	echo "$D"; exit 0 ;;
-esac
-
-mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.$ID.lock"
-if ! flock -n 9; then
-	say "another build of $ID is running; waiting for it"
-	flock 9
-fi
-if [ -e "$D/ok" ]; then
-	say "cached: $D ($(cat "$D/kver"))"
-	echo "$D"; exit 0
-fi
-
-LOG=$D/build.log
-resume=0
-if [ -s "$D/config" ] && cmp -s "$D/config" "$D/src/.config"; then
-	resume=1
-	say "resuming the interrupted build in $D (log: $LOG)"
-	echo "== resumed $(date -u +%FT%TZ)" >>"$LOG"
-else
-	rm -rf "$D"
-	mkdir -p "$D"
-	: >"$LOG"
-	: >"$D/build.time"
-	say "building $ID in $D (log: $LOG)"
-fi
-NICE=(nice -n 19)
-command -v ionice >/dev/null && NICE+=(ionice -c 3)
-step() {
-	local name=$1 t0 rc=0
-	shift
-	t0=$(date +%s)
-	say "$name..."
-	echo "== $name: $*" >>"$LOG"
-	(cd "$D/src" && "$@") >>"$LOG" 2>&1 || rc=$?
-	echo "$name $(( $(date +%s) - t0 ))" >>"$D/build.time"
-	[ $rc = 0 ] || { tail -n 30 "$LOG" >&2; die "$name failed (rc $rc); see $LOG"; }
-}
-MAKE=("${NICE[@]}" make -j"$JOBS")
-
-t0=$(date +%s)
-if [ $resume = 0 ]; then
-# the package: fetched once into the private apt dir, kept there
-deb=$APTDIR/dl/${PKG}_${VERSION//:/%3a}_all.deb
-if [ ! -s "$deb" ]; then
-	apt_setup
-	say "fetching $PKG=$VERSION from $SUITE"
-	(cd "$APTDIR/dl" && apt_private download "$PKG=$VERSION") >>"$LOG" 2>&1 ||
-		die "apt-get download $PKG=$VERSION failed (see $LOG; tools/kernels/newest.sh --latest lists what $SUITE has)"
-fi
-[ -s "$deb" ] || die "$deb missing after the download"
-mkdir -p "$D/src"
-say "unpacking $deb"
-dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$PKG.tar.xz" |
-	"${NICE[@]}" tar -xJ -C "$D/src" --strip-components=1 || die "unpacking failed"
-echo "unpack $(( $(date +%s) - t0 ))" >>"$D/build.time"
-
-cp "$BASE_CONFIG" "$D/src/.config"
-grep -vE '^[[:space:]]*(#|$)' "$MODLIST" | awk '{print $1, 0, 0}' >"$D/lsmod"
-step olddefconfig make olddefconfig
-step localmodconfig sh -c "yes '' | make LSMOD=$D/lsmod localmodconfig"
-step fragment scripts/kconfig/merge_config.sh -m .config "$FRAGMENT"
-step olddefconfig2 make olddefconfig
-
-bad=0
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*) sym=${line%%=*}; want=$line ;;
-	"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *}; want=off ;;
-	*) continue ;;
-	esac
-	have=$(grep -E "^$sym=" "$D/src/.config" || true)
-	if [ "$want" = off ]; then
-		[ -z "$have" ] && continue
-	else
-		[ "$have" = "$want" ] && continue
+kernels_report "$mode" "the newest kernel" "tools/kernels/newest.sh"
+kernels_begin
+if [ "$resume" = 0 ]; then
+	# the package: fetched once into the private apt dir, kept there
+	deb=$APTDIR/dl/${PKG}_${VERSION//:/%3a}_all.deb
+	if [ ! -s "$deb" ]; then
+		apt_setup
+		say "fetching $PKG=$VERSION from $SUITE"
+		(cd "$APTDIR/dl" && apt_private download "$PKG=$VERSION") >>"$LOG" 2>&1 ||
+			die "apt-get download $PKG=$VERSION failed (see $LOG; tools/kernels/newest.sh --latest lists what $SUITE has)"
 	fi
-	say "config: wanted '${want/off/$sym off}', got '${have:-$sym off}'"
-	bad=1
-done <"$FRAGMENT"
-[ $bad = 0 ] || die "newest.config did not fully apply (see above)"
-cp "$D/src/.config" "$D/config"
+	[ -s "$deb" ] || die "$deb missing after the download"
+	mkdir -p "$D/src"
+	say "unpacking $deb"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$PKG.tar.xz" |
+		"${NICE[@]}" tar -xJ -C "$D/src" --strip-components=1 || die "unpacking failed"
+	kernels_unpacked
+	kernels_configure
 fi
-
-step build "${MAKE[@]}" bzImage modules
-KVER=$(make -s -C "$D/src" kernelrelease)
-step modules_install "${MAKE[@]}" INSTALL_MOD_PATH="$D/modules" INSTALL_MOD_STRIP=1 \
-	DEPMOD=/sbin/depmod modules_install
-ln -sfn "$D/src" "$D/modules/lib/modules/$KVER/build"
-rm -f "$D/modules/lib/modules/$KVER/source"
-cp "$D/src/arch/x86/boot/bzImage" "$D/bzImage"
-echo "$KVER" >"$D/kver"
-echo "total $(( $(date +%s) - t0 ))$([ $resume = 1 ] && echo ' (resumed)')" >>"$D/build.time"
-date -u +%FT%TZ >"$D/ok"
-say "built $KVER in $(( ($(date +%s) - t0) / 60 )) min: $D"
-echo "$D"
+kernels_finish
