@@ -175,7 +175,7 @@ enum vmx_cmd {
 #define VMX_MAX_MTU_REV6	9190
 #define VMX_MF_TABLE_MAX	(0xffff / ETH_ALEN)
 
-/* Shared area (section 5 of the interface document), 800 bytes */
+/* Shared area (Documentation/vmxnet3-interface.rst, "The shared area"), 800 bytes */
 struct vmx_var_desc {
 	__le32 conf_ver;
 	__le32 conf_len;
