@@ -10,6 +10,12 @@
 #   --print-dir   print the directory holding a qemu-system-x86_64 to put in
 #                 front of PATH (what tools/vm.sh calls), not the binary
 #
+# A new build is checked with tools/testdev/qtest.py before it is printed:
+# any failing check fails build.sh (the failing lines on stderr) and the
+# verdict is kept with the build, so that a cached build that failed is
+# rejected too (until the series changes). qtest.py runs at normal
+# priority: its checks wait on real-time timeouts.
+#
 # Environment:
 #   VMX_TESTDEV_CACHE    cache directory (default /var/cache/vmx-testdev)
 #   VMX_TESTDEV_VERSION  Debian source version (default below)
@@ -141,16 +147,56 @@ result() {
 	if [ $PRINT = dir ]; then echo "$DIR/bin"; else echo "$BIN"; fi
 }
 
-if [ -e "$DIR/.done" ] && [ -x "$BIN" ]; then
+# qtest.py's verdict on a build, kept beside it: $DIR/qtest holds "ok N"
+# or "failed"; $DIR/qtest.log its TAP output
+qtest() {
+	local t0 rc=0 ran failed
+	t0=$(date +%s)
+	log "qtest.py against the new build (about 30 s)"
+	python3 "$HERE/qtest.py" "$BIN" >"$DIR/qtest.log" 2>&1 || rc=$?
+	ran=$(grep -c '^\(not \)\?ok ' "$DIR/qtest.log" || true)
+	failed=$(grep -c '^not ok ' "$DIR/qtest.log" || true)
+	if [ "$rc" = 0 ] && [ "$failed" = 0 ] && [ "$ran" -gt 0 ]; then
+		echo "ok $ran" >"$DIR/qtest"
+		log "qtest: $ran checks passed in $(( $(date +%s) - t0 ))s"
+		return 0
+	fi
+	echo failed >"$DIR/qtest"
+	qtest_failed
+	return 1
+}
+
+qtest_failed() {
+	local failed
+	failed=$(grep -c '^not ok ' "$DIR/qtest.log" || true)
+	grep '^not ok ' "$DIR/qtest.log" >&2 || tail -n 20 "$DIR/qtest.log" >&2
+	die "qtest.py failed ($failed failing checks, $DIR/qtest.log): this build of the test device is rejected"
+}
+
+# a cached build: only if qtest.py passed on it (a build from before
+# build.sh ran qtest.py has no verdict: it gets one now, once)
+cached() {
+	[ -e "$DIR/.done" ] && [ -x "$BIN" ] || return 1
+	case "$(cat "$DIR/qtest" 2>/dev/null)" in
+	ok*) ;;
+	failed) qtest_failed ;;
+	*) qtest || exit 1 ;;
+	esac
+	return 0
+}
+
+mkdir -p "$CACHE"
+if [ -e "$DIR/.done" ] && [ -x "$BIN" ] && [ -e "$DIR/qtest" ]; then
+	cached
 	log "cached: $DIR"
 	result
 	exit 0
 fi
 
-mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock 9
-if [ -e "$DIR/.done" ] && [ -x "$BIN" ]; then
+if cached; then
+	log "cached: $DIR"
 	result
 	exit 0
 fi
@@ -219,6 +265,7 @@ cp "$WORK/patches-applied/"*.patch "$DIR/patches/" 2>/dev/null || true
 echo "$VERSION" >"$DIR/version"
 touch "$DIR/.done"
 log "built in $(( $(date +%s) - start ))s: $BIN"
+qtest || exit 1
 
 # keep the newest $KEEP builds of this version
 find "$CACHE" -mindepth 1 -maxdepth 1 -name "$verslug-*" -printf '%T@ %p\n' |

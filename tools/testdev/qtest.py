@@ -1339,16 +1339,20 @@ def case_rx_inner(qemu, rev, upt, props=""):
         return c
     # QEMU's result on a hub: no checksum evaluated
     none = (1, 0, 1, 0, 0, 0, 0, 0, 0)
+    # patch 0024 (rx-csum-verify, default on): the outer results verified
+    # where no inner results apply: IPv4 header right, UDP without checksum
+    outer = none if "rx-csum-verify=off" in props else \
+        (1, 0, 0, 1, 0, 0, 1, 1, 0)
     payload = bytes((i * 5 + 1) & 0xFF for i in range(200))
     good, _ = tun_frame(4789, False, False, payload, ucsum="zero")
     check(f"{what}: VXLAN 4789 v4/v4 TCP, checksums right: "
           + ("bits 13:12, v4 tcp ipc tuc" if on else "QEMU's result"),
-          rx(good), (1, 3, 0, 1, 0, 1, 0, 1, 1) if on else none)
+          rx(good), (1, 3, 0, 1, 0, 1, 0, 1, 1) if on else outer)
     bad = bytearray(good)
     bad[-1] ^= 0x5A
     check(f"{what}: inner TCP checksum wrong: "
           + ("bits 13:12, tuc clear" if on else "QEMU's result"),
-          rx(bytes(bad)), (1, 3, 0, 1, 0, 1, 0, 1, 0) if on else none)
+          rx(bytes(bad)), (1, 3, 0, 1, 0, 1, 0, 1, 0) if on else outer)
     if not on:
         check(f"{what}: no inner results counted",
               [q.qom("stat-rx-inner"), q.qom("stat-rx-inner-bad")], [0, 0])
@@ -1370,15 +1374,15 @@ def case_rx_inner(qemu, rev, upt, props=""):
           " QEMU's result", rx(good[:14 + 20 + 16 + 14 + 12]), none)
     other = bytearray(good)
     other[14 + 20 + 2:14 + 20 + 4] = struct.pack("!H", 4790)
-    check(f"{what}: another UDP port: QEMU's result", rx(bytes(other)),
-          none)
+    check(f"{what}: another UDP port: the outer results", rx(bytes(other)),
+          outer)
     check(f"{what}: counters (stat-rx-inner, stat-rx-inner-bad)",
           [q.qom("stat-rx-inner"), q.qom("stat-rx-inner-bad")], [4, 2])
     # UPDATE_FEATURE without RXINNEROFLD: QEMU's result again
     q.write(SH + 24, le64(upt & ~F_RXINNEROFLD))
     q.command(UPDATE_FEATURE)
     check(f"{what}: after UPDATE_FEATURE without RXINNEROFLD: no inner "
-          "result", rx(good), none)
+          "result (the outer results)", rx(good), outer)
     q.write(SH + 24, le64(upt))
     q.command(UPDATE_FEATURE)
     check(f"{what}: RXINNEROFLD set again by UPDATE_FEATURE: bits 13:12",
@@ -2038,10 +2042,16 @@ def case_tx_oversize(qemu):
         check(f"tx-oversize: {name}: completed, {want} violation",
               (q.qom("stat-violation-tx-oversize") - before, tx_comp(q, p)),
               (want, (1, k - 1)))
-    check("tx-oversize: counted as tx-oversize only", new_counters(q),
-          [0, 4, 0, 4])
-    check("tx-oversize: reported on stderr as tx-oversize",
-          strict_kinds(q.close()), ["tx-oversize"])
+    # patch 0024: the non-IP frames of the offload cases are also a
+    # checksum start inside the Ethernet header (csum-offset) and a TSO of
+    # a frame that is not TCP (tx-desc, not sent)
+    check("tx-oversize: counted as tx-oversize (and the offload fields as"
+          " csum-offset, tx-desc)", new_counters(q) + [
+              q.qom("stat-violation-csum-offset"),
+              q.qom("stat-violation-tx-desc")], [0, 4, 0, 6, 1, 1])
+    check("tx-oversize: reported on stderr as tx-oversize (csum-offset,"
+          " tx-desc)", strict_kinds(q.close()),
+          ["csum-offset", "tx-desc", "tx-oversize"])
     sock.close()
 
 
@@ -2097,6 +2107,440 @@ def case_rx_buf_size(qemu, rev):
           strict_kinds(q.close()), ["rx-buf-size"] if on else [])
     sock.close()
 
+# patch 0024: TX offloads from the descriptor, RX checksums, reset, quiesce
+def tcp_frame(v6, payload, seq=5000, flags=0x18, tcsum="ok", opts=b"",
+              ident=0x300, proto=6, tot=None, vlan=None):
+    """Ethernet + IPv4/IPv6 + TCP (proto 6, with opts) or UDP (proto 17)
+    frame; tcsum "ok", "seed0" (pseudo-header sum without the length),
+    "seed" (with it), "zero" or "bad"; tot: the L4 length the IP header
+    gives (default: the real one); returns (frame, l3, l4, hlen)"""
+    if proto == 6:
+        l4h = struct.pack("!HHIIBBHHH", 40000, 5201, seq, 77,
+                          (5 + len(opts) // 4) << 4, flags, 512, 0, 0) + opts
+        field = 16
+    else:
+        l4h = struct.pack("!HHHH", 40001, 5202, 8 + len(payload), 0)
+        field = 6
+    l4len = len(l4h) + len(payload) if tot is None else tot
+    ip = ip_hdr(v6, A6 if v6 else A4, proto, l4len, ident)
+    if tcsum == "ok" or tcsum == "bad":
+        c = ~sum16(pseudo(ip, proto, len(l4h) + len(payload)) + l4h +
+                   payload) & 0xFFFF
+        if tcsum == "bad":
+            c ^= 0x0101
+    elif tcsum == "zero":
+        c = 0
+    else:
+        c = sum16(pseudo(ip, proto, 0 if tcsum == "seed0" else
+                         len(l4h) + len(payload)))
+    l4h = l4h[:field] + struct.pack("!H", c) + l4h[field + 2:]
+    eth = OUT_MACS + (struct.pack("!HH", 0x8100, vlan) if vlan else b"") + \
+        struct.pack("!H", 0x86DD if v6 else 0x0800)
+    l3 = len(eth)
+    return eth + ip + l4h + payload, l3, l3 + len(ip), l3 + len(ip) + len(l4h)
+
+
+def l4_ok(f, l3, v6, proto):
+    """the TCP/UDP checksum of frame f is right"""
+    ip = f[l3:l3 + (40 if v6 else 20)]
+    l4 = l3 + len(ip)
+    ln = (struct.unpack("!H", ip[4:6])[0] if v6 else
+          struct.unpack("!H", ip[2:4])[0] - 20)
+    return sum16(pseudo(ip, proto, ln) + f[l4:l4 + ln]) == 0xFFFF
+
+
+def model_tso(f, l3, l4, hlen, mss, v6):
+    """the segments a device cutting at hlen with this MSS sends: headers
+    fixed where the frame's IP and TCP headers are, checksums from the
+    field's seed"""
+    out, payload = [], f[hlen:]
+    seed = struct.unpack("!H", f[l4 + 16:l4 + 18])[0]
+    ident = struct.unpack("!H", f[l3 + 4:l3 + 6])[0]
+    seq = struct.unpack("!I", f[l4 + 4:l4 + 8])[0]
+    flags = f[l4 + 13]
+    offs = list(range(0, len(payload), mss)) or [0]
+    for i, off in enumerate(offs):
+        n = min(mss, len(payload) - off)
+        last = off + n >= len(payload)
+        h = bytearray(f[:hlen])
+        tot = hlen + n
+        if v6:
+            h[l3 + 4:l3 + 6] = struct.pack("!H", tot - l3 - 40)
+        else:
+            h[l3 + 2:l3 + 4] = struct.pack("!H", tot - l3)
+            h[l3 + 4:l3 + 6] = struct.pack("!H", (ident + i) & 0xFFFF)
+            h[l3 + 10:l3 + 12] = b"\0\0"
+            h[l3 + 10:l3 + 12] = struct.pack(
+                "!H", ~sum16(bytes(h[l3:l3 + 20])) & 0xFFFF)
+        h[l4 + 4:l4 + 8] = struct.pack("!I", (seq + off) & 0xFFFFFFFF)
+        h[l4 + 13] = flags & ~((0 if last else 0x09) | (0x80 if i else 0))
+        h[l4 + 16:l4 + 18] = b"\0\0"
+        pl = payload[off:off + n]
+        c = sum16(struct.pack("!HH", seed, tot - l4) + bytes(h[l4:]) + pl)
+        h[l4 + 16:l4 + 18] = struct.pack("!H", ~c & 0xFFFF)
+        out.append(bytes(h) + pl)
+    return out
+
+
+def model_csum(f, start, field):
+    """the frame a device summing from start and storing at field sends"""
+    c = ~sum16(f[start:]) & 0xFFFF or 0xFFFF
+    return f[:field] + struct.pack("!H", c) + f[field + 2:]
+
+
+def off_post(q, idx, data, hlen, om, msscof, split=None, ti=0, tci=0):
+    """post @data as one packet from descriptor @idx in two buffers (split
+    at @split, default hlen) outside the data ring, ring TXPROD, wait for
+    the completion; returns the next index"""
+    split = split if split is not None else hlen
+    parts = [data[:split], data[split:]] if 0 < split < len(data) else [data]
+    addr = TXBUF + (idx % NR) * 0x10000
+    for k, part in enumerate(parts):
+        i = (idx + k) % NR
+        q.write(addr, part)
+        dw2 = len(part) | (0 if (idx + k) // NR % 2 else 1 << 14)
+        dw3 = 0
+        if k == 0:
+            dw2 |= msscof << 18
+            dw3 |= hlen | om << 10 | ti << 15 | tci << 16
+        if k == len(parts) - 1:
+            dw3 |= 1 << 12 | 1 << 13
+        q.write(TXR + 16 * i, le64(addr) + le32(dw2) + le32(dw3))
+        addr += len(part)
+    idx += len(parts)
+    q.wr(BAR0 + 0x600, idx % NR)
+    wait_for(lambda: q.qom("stat-tx-doorbells") and
+             tx_comp(q, 0)[0])
+    return idx
+
+
+OFF_KINDS = ("tso-hlen", "tso-seed", "csum-offset", "csum-seed", "tx-desc")
+
+
+def off_counts(q):
+    return [q.qom(f"stat-violation-{k}") for k in OFF_KINDS]
+
+
+def case_tx_offload(qemu, prop):
+    """TX offloads from the descriptor, tx-offload-from-desc={rev}"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,strict=on,tx-offload-from-desc={prop}",
+              (qport, sock.getsockname()[1])).setup()
+    on = prop == "on"
+    what = f"tx-offload-from-desc={prop}"
+    check(f"{what}: ACTIVATE", bring_up(q, 3), 0)
+    idx = [0]
+    base = [0] * 5
+
+    def send(name, data, hlen, om, msscof, kinds, want, ti=0, tci=0,
+             split=None):
+        """post, then: the violations by kind it caused, the frames"""
+        idx[0] = off_post(q, idx[0], data, hlen, om, msscof, split, ti, tci)
+        got = wire(sock, max(len(want), 1), 1.0 if want else 0.3) + \
+            wire(sock, 8, 0.1)
+        c = off_counts(q)
+        diff = [a - b for a, b in zip(c, base)]
+        base[:] = c
+        wk = [kinds.count(k) for k in OFF_KINDS] if on else [0] * 5
+        check(f"{what}: {name}: violations by kind {OFF_KINDS}", diff, wk)
+        return got
+    ts_opt = b"\x01\x01\x08\x0a" + bytes(range(8))
+    pay = bytes((i * 11 + 5) & 0xFF for i in range(1300))
+    f, l3, l4, h = tcp_frame(False, pay, tcsum="seed0", flags=0x19)
+    want = model_tso(f, l3, l4, h, 500, False)
+    got = send("TSO IPv4, hlen right, seeded, MSS 500, 1300 bytes", f, h, 3,
+               500, [], want)
+    if on:
+        check(f"{what}: TSO IPv4: 3 segments byte-exact (lengths, ids, IP and"
+              " TCP checksums, sequence numbers, FIN/PSH on the last)",
+              got, want)
+    check(f"{what}: TSO IPv4: every segment's TCP checksum right",
+          (len(got), all(l4_ok(g, l3, False, 6) for g in got)), (3, True))
+    pay6 = bytes((i * 3 + 1) & 0xFF for i in range(2501))
+    f6, l3, l4, h6 = tcp_frame(True, pay6, tcsum="seed0", opts=ts_opt)
+    want = model_tso(f6, l3, l4, h6, 1000, True)
+    got = send("TSO IPv6 with 12 bytes of TCP options, MSS 1000", f6, h6, 3,
+               1000, [], want)
+    if on:
+        check(f"{what}: TSO IPv6: 3 segments byte-exact", got, want)
+    check(f"{what}: TSO IPv6: every segment's TCP checksum right",
+          (len(got), all(l4_ok(g, l3, True, 6) for g in got)), (3, True))
+    # VLAN insertion with TSO
+    want = [g[:12] + struct.pack("!HH", 0x8100, 0x2005) + g[12:]
+            for g in model_tso(f, 14, 34, h, 500, False)]
+    got = send("TSO with a VLAN tag inserted (ti, tci 0x2005)", f, h, 3, 500,
+               [], want, ti=1, tci=0x2005)
+    check(f"{what}: TSO + ti: the tag in every segment",
+          [g[12:16] for g in got], [want[0][12:16]] * 3)
+    # wrong hlen: what the fields say goes on the wire
+    want = model_tso(f6, 14, 54, h6 + 4, 1000, True)
+    got = send("TSO hlen 4 bytes too long", f6, h6 + 4, 3, 1000,
+               ["tso-hlen"], want)
+    right = model_tso(f6, 14, 54, h6, 1000, True)
+    if on:
+        check(f"{what}: hlen too long: segments cut at hlen (corrupt: 4"
+              " payload bytes repeated as header)", (got == want,
+                                                     got != right),
+              (True, True))
+    else:
+        check(f"{what}: hlen too long: QEMU re-parses, segments right",
+              (len(got), all(l4_ok(g, 14, True, 6) for g in got)), (3, True))
+    want = model_tso(f6, 14, 54, h6 - 12, 1000, True)
+    got = send("TSO hlen without the 12 bytes of TCP options", f6, h6 - 12,
+               3, 1000, ["tso-hlen"], want)
+    if on:
+        check(f"{what}: hlen too short: segments cut at hlen", got, want)
+    fs, l3, l4, h = tcp_frame(False, pay, tcsum="seed")
+    want = model_tso(fs, l3, l4, h, 500, False)
+    got = send("TSO seeded with the length included", fs, h, 3, 500,
+               ["tso-seed"], want)
+    if on:
+        check(f"{what}: wrong seed: segments sent, their TCP checksums wrong",
+              (got == want, [l4_ok(g, l3, False, 6) for g in got]),
+              (True, [False] * 3))
+    fu, l3, l4, h = tcp_frame(False, pay, tcsum="seed0", proto=17)
+    got = send("TSO of a UDP frame", fu, h, 3, 500, ["tx-desc"], [])
+    if on:
+        check(f"{what}: TSO of UDP: nothing sent", got, [])
+    # checksum offload (mode 2): hlen = start, msscof = the field
+    pay = bytes((i * 7 + 2) & 0xFF for i in range(333))
+    fc, l3, l4, h = tcp_frame(False, pay, tcsum="seed")
+    ok = tcp_frame(False, pay)[0]
+    got = send("checksum IPv4 TCP, right start and field", fc, l4, 2,
+               l4 + 16, [], [ok])
+    check(f"{what}: checksum IPv4 TCP: the frame with its checksum", got,
+          [ok])
+    fc6, l3, l4u, _ = tcp_frame(True, pay, tcsum="seed", proto=17)
+    ok6 = tcp_frame(True, pay, proto=17)[0]
+    got = send("checksum IPv6 UDP", fc6, l4u, 2, l4u + 6, [], [ok6])
+    check(f"{what}: checksum IPv6 UDP: the frame with its checksum", got,
+          [ok6])
+    want = model_csum(fc, l4, l4 + 18)
+    got = send("checksum stored at the urgent pointer (msscof + 2)", fc, l4,
+               2, l4 + 18, ["csum-offset"], [want])
+    if on:
+        check(f"{what}: wrong field: the sum stored where msscof says",
+              got, [want])
+    want = model_csum(fc, l3, l4 + 16)
+    got = send("checksum start at the IP header", fc, l3, 2, l4 + 16,
+               ["csum-offset"], [want])
+    if on:
+        check(f"{what}: wrong start: the sum from hlen stored", got, [want])
+    got = send("checksum field past the packet", fc, l4, 2, len(fc),
+               ["csum-offset"], [])
+    if on:
+        check(f"{what}: field past the packet: nothing sent", got, [])
+    fz, l3, l4, _ = tcp_frame(False, pay, tcsum="zero")
+    want = model_csum(fz, l4, l4 + 16)
+    got = send("checksum, the field not seeded (0)", fz, l4, 2, l4 + 16,
+               ["csum-seed"], [want])
+    if on:
+        check(f"{what}: not seeded: sent, TCP checksum wrong on the wire",
+              (got == [want], l4_ok(want, l3, False, 6)), (True, False))
+    tf, _ = tun_frame(4789, False, False, pay, ucsum="zero", tcsum="seed")
+    tok, hl = tun_frame(4789, False, False, pay, ucsum="zero")
+    got = send("checksum of a VXLAN frame's inner TCP (mode 2, no ext1)",
+               tf, hl - 20, 2, hl - 4, [], [tok])
+    if on:
+        check(f"{what}: inner TCP checksum of a VXLAN frame", got, [tok])
+    else:
+        check(f"{what}: a VXLAN frame: QEMU's re-parse does not fill the"
+              " inner TCP checksum msscof names", got != [tok], True)
+    check(f"{what}: counters (stat-tx-tso, -segments, stat-tx-csum, "
+          "stat-violations)", [q.qom(p) for p in (
+              "stat-tx-tso", "stat-tx-tso-segments", "stat-tx-csum",
+              "stat-violations")],
+          [6, 18, 6, 8] if on else [0, 0, 0, 0])
+    check(f"{what}: QEMU alive", q.alive(), True)
+    check(f"{what}: reported on stderr by kind", strict_kinds(q.close()),
+          sorted(OFF_KINDS) if on else [])
+    sock.close()
+
+
+def case_tunnel_seed(qemu, rev):
+    """tunnel seeds at rev {rev}"""
+    ext1 = rev >= 7
+    q, sock, _ = tun_bring_up(qemu, ",dcr0=0xfc" if ext1 else "", rev,
+                              0xfc if ext1 else None)
+    payload = bytes((i * 9 + 4) & 0xFF for i in range(2000))
+    f, hlen = tun_frame(4789, False, False, payload, ucsum="zero",
+                        tcsum="seed", icsum=False)
+    tun_post(q, 0, f, hlen, 3 if ext1 else 1, 1000, 0, int(ext1))
+    got = wire(sock, 2) + wire(sock, 1, 0.2)
+    check(f"tunnel rev {rev}: TSO with the inner seed including the length:"
+          " sent (2 segments), tso-seed 1",
+          (len(got), q.qom("stat-violation-tso-seed")), (2, 1))
+    f, hlen = tun_frame(6081, False, True, payload[:300], ucsum="zero",
+                        tcsum="seed0")
+    tun_post(q, 2, f, hlen, 2 if ext1 else 1, hlen - 4 if ext1 else 0, 0,
+             int(ext1))
+    got = wire(sock, 1) + wire(sock, 1, 0.2)
+    check(f"tunnel rev {rev}: checksum request with the inner field not "
+          "seeded: sent, csum-seed 1",
+          (len(got), q.qom("stat-violation-csum-seed")), (1, 1))
+    check(f"tunnel rev {rev}: the seeds counted only as themselves",
+          (q.qom("stat-violations"), strict_kinds(q.close())),
+          (2, ["csum-seed", "tso-seed"]))
+    sock.close()
+
+
+def rx_flags(q, i):
+    """(gen, cnc, v4, v6, tcp, udp, ipc, tuc, frg) of RX completion i"""
+    d0, _, _, d3 = struct.unpack("<IIII", q.read(RXC + 16 * i, 16))
+    return (d3 >> 31, d0 >> 30 & 1, d3 >> 21 & 1, d3 >> 20 & 1,
+            d3 >> 18 & 1, d3 >> 17 & 1, d3 >> 19 & 1, d3 >> 16 & 1,
+            d3 >> 22 & 1)
+
+
+def case_rx_csum(qemu, prop):
+    """RX checksum results, rx-csum-verify={rev}"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,strict=on,rx-csum-verify={prop}",
+              (qport, sock.getsockname()[1])).setup()
+    on = prop == "on"
+    what = f"rx-csum-verify={prop}"
+    check(f"{what}: ACTIVATE", bring_up(q, 3, upt=F_RXCSUM), 0)
+    k = [0]
+
+    def rx(data):
+        sock.sendto(data, ("127.0.0.1", qport))
+        c = wait_for(lambda: rx_flags(q, k[0])[0] and rx_flags(q, k[0]))
+        k[0] += 1
+        return c
+    cnc = (1, 1, 0, 0, 0, 0, 0, 0, 0)
+    pay = bytes((i * 5 + 3) & 0xFF for i in range(40))
+    big = bytes((i * 5 + 3) & 0xFF for i in range(400))
+    ip4 = bytearray(tcp_frame(False, pay)[0])
+    ip4[14 + 10] ^= 0x10
+    frag = bytearray(tcp_frame(False, big, proto=17)[0])
+    frag[14 + 6:14 + 8] = struct.pack("!H", 0x2000)    # MF, offset 0
+    frag[14 + 10:14 + 12] = b"\0\0"
+    frag[14 + 10:14 + 12] = struct.pack("!H", ~sum16(bytes(frag[14:34])) &
+                                        0xFFFF)
+    icmp = OUT_MACS + b"\x08\x00" + ip_hdr(False, A4, 1, 20, 9) + bytes(20)
+    trunc = tcp_frame(False, big, tot=600)[0]
+    vlan = tcp_frame(False, pay, vlan=5)[0]
+    cases = [
+        ("IPv4 TCP, data ring", tcp_frame(False, pay)[0],
+         (1, 0, 1, 0, 1, 0, 1, 1, 0), 0),
+        ("IPv4 TCP, ring 0", tcp_frame(False, big)[0],
+         (1, 0, 1, 0, 1, 0, 1, 1, 0), 0),
+        ("IPv4 TCP checksum wrong", tcp_frame(False, big, tcsum="bad")[0],
+         (1, 0, 1, 0, 1, 0, 1, 0, 0), 1),
+        ("IPv4 header checksum wrong", bytes(ip4),
+         (1, 0, 1, 0, 1, 0, 0, 1, 0), 1),
+        ("IPv6 UDP", tcp_frame(True, big, proto=17)[0],
+         (1, 0, 0, 1, 0, 1, 0, 1, 0), 0),
+        ("IPv6 UDP checksum wrong",
+         tcp_frame(True, pay, proto=17, tcsum="bad")[0],
+         (1, 0, 0, 1, 0, 1, 0, 0, 0), 1),
+        ("IPv6 TCP with options", tcp_frame(True, big, opts=bytes(8))[0],
+         (1, 0, 0, 1, 1, 0, 0, 1, 0), 0),
+        ("IPv4 UDP without checksum (0)",
+         tcp_frame(False, pay, proto=17, tcsum="zero")[0],
+         (1, 0, 1, 0, 0, 1, 1, 0, 0), 0),
+        ("IPv4 fragment", bytes(frag), (1, 0, 1, 0, 0, 0, 1, 0, 1), 0),
+        ("IPv4 ICMP", icmp, (1, 0, 1, 0, 0, 0, 1, 0, 0), 0),
+        ("not IP", frame(300), cnc, 0),
+        ("IPv4 length past the frame", trunc, cnc, 0),
+        ("IPv4 TCP with an 802.1Q tag", vlan, (1, 0, 1, 0, 1, 0, 1, 1, 0),
+         0)]
+    for name, data, want, _ in cases:
+        check(f"{what}: {name}: " + ("the results verified" if on else
+                                     "QEMU's result (cnc)"),
+              rx(data), want if on else cnc)
+    check(f"{what}: stat-rx-csum-bad, no violation",
+          (q.qom("stat-rx-csum-bad"), q.qom("stat-violations")),
+          (sum(c[3] for c in cases) if on else 0, 0))
+    check(f"{what}: nothing on stderr", strict_lines(q.close()), [])
+    sock.close()
+
+
+GET_COALESCE, SET_RSS_FIELDS, GET_RSS_FIELDS = 0xF00D000B, 0xCAFE0010, \
+    0xF00D000C
+
+
+def case_reset_config(qemu):
+    """RESET_DEV forgets the driver's configuration"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=4,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("reset: ACTIVATE at rev 4", bring_up(q, 4), 0)
+
+    def coal():
+        q.write(COALBUF, bytes(16))
+        q.write(SH + 704, le32(1) + le32(16) + le64(COALBUF))
+        q.command(GET_COALESCE)
+        return struct.unpack("<IIII", q.read(COALBUF, 16))
+    check("reset: SET_COALESCE mode 2 (2, 4, 8)",
+          (set_coalesce(q, 2, 2, 4, 8), coal()), (0, (2, 2, 4, 8)))
+    q.write(SH + 704, le32(0x5))                 # TCP4 | UDP4
+    q.command(SET_RSS_FIELDS)
+    check("reset: SET_RSS_FIELDS TCP4|UDP4", q.command(GET_RSS_FIELDS), 5)
+    q.command(QUIESCE_DEV)
+    check("reset: QUIESCE keeps them", (coal(), q.command(GET_RSS_FIELDS)),
+          ((2, 2, 4, 8), 5))
+    q.command(0xCAFE0002)
+    check("reset: RESET_DEV, ACTIVATE", bring_up(q, 4), 0)
+    check("reset: after RESET_DEV the coalescing scheme is adaptive again"
+          " and the RSS fields the default (TCP4|TCP6)",
+          (coal(), q.command(GET_RSS_FIELDS)), ((1, 0, 0, 0), 0x3))
+    check("reset: QEMU alive, no violation",
+          (q.alive(), q.qom("stat-violations")), (True, 0))
+    q.close()
+    sock.close()
+
+
+def case_quiesce_tx(qemu, mode):
+    """quiesce-tx={rev}"""
+    sock, qport = udp_pair()
+    props = f",max-revision=3,strict=on,tx-delay-us=1000"
+    if mode:
+        props += f",quiesce-tx={mode}"
+    q = QTest(qemu, props, (qport, sock.getsockname()[1])).setup()
+    name = f"quiesce-tx={mode or 'default'}"
+    check(f"{name}: ACTIVATE", bring_up(q, 3), 0)
+    f = frame(60)
+    q.write(TXD, f)
+    q.write(TXR, le64(TXD) + le32(60 | 1 << 14) + le32(1 << 12 | 1 << 13))
+    q.wr(BAR0 + 0x600, 1)
+    q.command(QUIESCE_DEV)
+    now = (tx_comp(q, 0), wire(sock, 1, 0.3), q.qom("stat-tx-quiesce"))
+    done = ((1, 0), [f], 1)
+    none = ((0, 0), [], 0)
+    check(f"{name}: a TXPROD not yet acted on, then QUIESCE: "
+          + ("completed and sent before QUIESCE returns" if mode == "complete"
+             else "nothing yet"), now,
+          done if mode == "complete" else none)
+    q.clock_step(999 * 1000)
+    if mode == "late":
+        check(f"{name}: 999 us later still nothing",
+              (tx_comp(q, 0), wire(sock, 1, 0.2)), ((0, 0), []))
+    q.clock_step(2 * 1000)
+    later = (tx_comp(q, 0), wire(sock, 1, 0.3), q.qom("stat-tx-quiesce"))
+    check(f"{name}: after quiesce-late-us (1000 us): "
+          + ("completed and sent" if mode == "late" else
+             "as before" if mode == "complete" else "dropped for good"),
+          later, done if mode == "late" else
+          ((1, 0), [], 1) if mode == "complete" else none)
+    if mode == "late":
+        # a second one: RESET_DEV before the timer completes it first
+        check(f"{name}: RESET_DEV, ACTIVATE", (q.command(0xCAFE0002),
+                                               bring_up(q, 3)), (0, 0))
+        q.write(TXD, f)
+        q.write(TXR, le64(TXD) + le32(60 | 1 << 14) +
+                le32(1 << 12 | 1 << 13))
+        q.wr(BAR0 + 0x600, 1)
+        q.command(QUIESCE_DEV)
+        q.command(0xCAFE0002)
+        check(f"{name}: QUIESCE then RESET_DEV at once: completed at the"
+              " RESET_DEV", (tx_comp(q, 0), wire(sock, 1, 0.3),
+                             q.qom("stat-tx-quiesce")), ((1, 0), [f], 2))
+    check(f"{name}: QEMU alive, no violation",
+          (q.alive(), q.qom("stat-violations")), (True, 0))
+    q.close()
+    sock.close()
+
 
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
@@ -2130,7 +2574,9 @@ def main():
               (case_rx_inner, (9, F_RXCSUM)),
               (case_rx_inner, (3, F_RXCSUM | F_RXINNEROFLD)),
               (case_rx_inner, (9, F_RXCSUM | F_RXINNEROFLD,
-                               ",rx-inner-results=off"))]
+                               ",rx-inner-results=off")),
+              (case_rx_inner, (9, F_RXCSUM | F_RXINNEROFLD,
+                               ",rx-inner-results=off,rx-csum-verify=off"))]
     cases += [(case_ooo, (OOORX_COMP, OOORX_COMP, "on")),
               (case_ooo, (0, OOORX_COMP, "on")),
               (case_ooo, (OOORX_COMP, OOORX_COMP, "off")),
@@ -2144,6 +2590,12 @@ def main():
               (case_activate_resume, ()), (case_intr_block, (3,)),
               (case_intr_block, (6,)), (case_tx_oversize, ()),
               (case_rx_buf_size, (7,)), (case_rx_buf_size, (6,))]
+    cases += [(case_tx_offload, ("on",)), (case_tx_offload, ("off",)),
+              (case_tunnel_seed, (4,)), (case_tunnel_seed, (7,)),
+              (case_rx_csum, ("on",)), (case_rx_csum, ("off",)),
+              (case_reset_config, ()), (case_quiesce_tx, (None,)),
+              (case_quiesce_tx, ("drop",)), (case_quiesce_tx, ("complete",)),
+              (case_quiesce_tx, ("late",))]
     for case, args in cases:
         try:
             case(qemu, *args)
