@@ -121,6 +121,39 @@ split_swap() {
 }
 check "frame split across polls, frags program swapped for one without: dropped" split_swap
 
+# xsk_small_buffers: a zero-copy AF_XDP socket on channel 1 with 2048-byte
+# chunks (1792-byte buffers, smaller than the other channels' ring-0
+# buffers) and every flow steered to it: the ring buffer sizes vmx
+# announces (SET_RING_BUFFER_SIZE, rev 7+) must hold for every buffer the
+# device takes (strict rx-buf-size stays 0).
+XSK=$XDP_PROGS/xsk_tool
+xsk_small_buffers() {
+	local v0 v1 pid got rc=0
+	v0=$(testdev_stat "$NIC" violation-rx-buf-size) || return 1
+	"$XSK" -m zc -f 2048 -n 5 -t 20 "$DUT" 1 rx >"$VMX_TMP/xsk.out" 2>"$VMX_TMP/xsk.err" &
+	pid=$!
+	_vmx_bg+=("$pid")
+	wait_for 20 grep -q "^xsk: ready" "$VMX_TMP/xsk.err" ||
+		{ cat "$VMX_TMP/xsk.err"; kill "$pid"; return 1; }
+	grep "^xsk: ready" "$VMX_TMP/xsk.err"
+	ethtool -X "$DUT" weight 0 1 || rc=1
+	peer_ping -c 5 -i 0.2 -s 1000 "$DUT_IP" >/dev/null 2>&1
+	wait "$pid"
+	v1=$(testdev_stat "$NIC" violation-rx-buf-size) || rc=1
+	ethtool -X "$DUT" default || rc=1
+	got=$(sed -n 's/^xsk: received \([0-9]*\).*/\1/p' "$VMX_TMP/xsk.err")
+	echo "strict rx-buf-size +$((v1 - v0)); the socket on queue 1 received ${got:-nothing}"
+	[ "${got:-0}" -ge 5 ] || { echo "not 5 frames on queue 1"; rc=1; }
+	[ $((v1 - v0)) = 0 ] || { echo "a buffer smaller than the size vmx announced"; rc=1; }
+	return $rc
+}
+if [ "${REV:-1}" -ge 7 ] && [ "$(ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p)" -ge 2 ] &&
+   [ "$(testdev_prop "$NIC" rss)" = on ]; then
+	check "zero-copy AF_XDP on channel 1 with small buffers: announced sizes hold" xsk_small_buffers
+else
+	skip "zero-copy AF_XDP on channel 1 with small buffers" "needs revision 7+, 2 channels and RSS (group tdevx)"
+fi
+
 # split_detach: as above at MTU 9000 with a frame that spans ring 0 and 1
 # by itself; the program is detached in the gap. The detach's restart
 # quiesces the device, which writes the rest then, and its drain pass
