@@ -12,7 +12,16 @@
 # with the same MTU, rings, channels and XDP program, counters did not go
 # backwards, ping and TCP work, the kernel log is clean. Wake-on-LAN stays
 # as set.
-# vmx-timeout: 480
+# Last, on the test device: a resume whose ACTIVATE the device refuses
+# (fault activate-refused, armed through the monitor). vmx says so, closes
+# the interface and holds nothing: an XDP detach and attach bring nothing
+# up, ip link set down frees no IRQ twice, an AF_XDP zero-copy socket bound
+# before the suspend stays bound (its busy-polling sendto gets ENETDOWN
+# while closed, and reads no freed queue: KASAN in group pmdebug) and
+# receives again after ip link set up, which carries ping and TCP.
+# vmx-timeout: 600
+# vmx-expects-log: device refused activation \(0x1\)$
+# vmx-expects-log: resume: the device could not be opened \(-5\), interface closed$
 source "$(dirname "$0")/lib.sh"
 source "$VMX_LIB_DIR/xdp_lib.sh"
 
@@ -163,6 +172,144 @@ elif check "swap on $VMX_SWAP_DEV for the image" hib_setup; then
 	check "hibernation, reboot, image restored by the next boot: state, counters, XDP, traffic" cycle disk reboot
 	swapoff "$VMX_SWAP_DEV"
 	echo 0 > /sys/power/pm_debug_messages
+fi
+
+# ------------------------------------------------ a resume the device refuses
+# The test device refuses the ACTIVATE of the resume (fault
+# activate-refused: the next ACTIVATE reads back 1). The interface was up,
+# so vmx's resume opens it, and that fails: it must log "resume: the device
+# could not be opened (-5), interface closed", close the interface and hold
+# nothing, so that ip link set up can try again. (Before, the interface
+# stayed up with no queues and no IRQs: ip link set down freed every IRQ a
+# second time, a WARNING each; an XDP attach activated the device with no
+# handler; a zero-copy pool kept pointing at the freed queues, read by every
+# busy-polling sendto on its socket.)
+XSK=$XDP_PROGS/xsk_tool
+RF_N=16
+RF_PID=
+RF_NIC=$(testdev_nic_of "$DUT" 2>/dev/null)
+RF_ST=
+for st in mem freeze; do
+	[[ " ${STATES[*]} " == *" $st "* ]] && { RF_ST=$st; break; }
+done
+# rf_irqs: the IRQs requested under DUT's name (DUT, DUT-rxtx-N, ...)
+rf_irqs() { awk -v d="$DUT" '$NF == d || index($NF, d "-") == 1 { printf "%s ", $NF }' /proc/interrupts; }
+# rf_closed: DUT is closed: no UP flag, no IRQ requested
+rf_closed() {
+	local fl irqs
+	fl=$(ip -o link show dev "$DUT" | sed -n 's/^[0-9]*: [^<]*<\([^>]*\)>.*/\1/p')
+	irqs=$(rf_irqs)
+	echo "$DUT: flags <$fl>, operstate $(cat "/sys/class/net/$DUT/operstate"), IRQs: ${irqs:-none}"
+	[[ ",$fl," != *,UP,* ]] || { echo "$DUT is still UP"; return 1; }
+	[ -z "$irqs" ] || { echo "IRQs still requested for $DUT"; return 1; }
+}
+_rf_started() { grep -q "^xsk: ready" "$VMX_TMP/rf.err" || ! kill -0 "$RF_PID" 2>/dev/null; }
+# rf_setup: xdp_redirect_xsk in place of xdp_pass, every flow to queue 0
+# (where the device steers), a zero-copy socket on queue 0 polled every
+# 5 ms by recvfrom and sendto with busy polling (xsk_tool -b -s)
+rf_setup() {
+	xdp_replace "$DUT" xdp_redirect_xsk || return 1
+	if [ "$(ethtool -l "$DUT" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')" -gt 1 ]; then
+		ethtool -X "$DUT" equal 1 || return 1
+	fi
+	"$XSK" -m zc -b 8 -s 5 -n $RF_N -t "$(scaled 400)" "$DUT" 0 rx >"$VMX_TMP/rf.out" 2>"$VMX_TMP/rf.err" &
+	RF_PID=$!
+	_vmx_bg+=("$RF_PID")
+	wait_for 20 _rf_started
+	cat "$VMX_TMP/rf.err"
+	grep -q "^xsk: ready (zero-copy," "$VMX_TMP/rf.err"
+}
+# rf_cycle: a pm_test cycle whose resume the device refuses
+rf_cycle() {
+	local f0 f1 rc=0
+	f0=$(testdev_stat "$DUT" fault-activate-refused) || return 1
+	testdev_set "$RF_NIC" fault activate-refused || return 1
+	echo devices > "$PMT" || return 1
+	echo "$RF_ST" > /sys/power/state || { echo "echo $RF_ST > /sys/power/state failed"; rc=1; }
+	echo none > "$PMT"
+	f1=$(testdev_stat "$DUT" fault-activate-refused) || return 1
+	echo "device: ACTIVATEs refused +$((f1 - f0))"
+	[ $((f1 - f0)) = 1 ] || rc=1
+	dmesg_since_start | grep -E 'refused activation|resume' | tail -n 3 | sed 's/^\[[^]]*\] //'
+	dmesg_since_start | grep -qE "$DUT: resume: the device could not be opened \(-5\), interface closed$" ||
+		{ echo "no 'resume: the device could not be opened (-5), interface closed' line"; rc=1; }
+	rf_closed || rc=1
+	return $rc
+}
+# rf_down: ip link set down now: no WARNING (IRQs freed twice), closed
+# (the old driver, which left the interface up, freed every IRQ again)
+rf_down() {
+	local m="vmx-selftest: $VMX_TEST: ip link set down $$ $RANDOM" bad
+	echo "$m" >/dev/kmsg
+	ip link set "$DUT" down || return 1
+	sleep 0.5
+	bad=$(dmesg | awk -v m="$m" 'f { print } index($0, m) { f = 1 }' |
+		grep -E 'WARNING|already-free|Call Trace|BUG|KASAN')
+	[ -z "$bad" ] || { echo "$bad" | head -n 8; return 1; }
+	echo "no warning"
+	rf_closed
+}
+# rf_xdp: detach and attach an XDP program while closed: nothing comes up
+# (the old driver, the interface left up, reconfigured and activated the
+# device without an IRQ handler); the socket goes into the new program's
+# XSKMAP (xsk_tool on SIGUSR1)
+rf_xdp() {
+	local rc=0
+	xdp_detach "$DUT" || { echo "detach failed"; rc=1; }
+	rf_closed || rc=1
+	xdp_attach "$DUT" xdp_redirect_xsk || { echo "attach failed"; rc=1; }
+	xdp_native "$DUT" xdp_redirect_xsk || rc=1
+	rf_closed || rc=1
+	kill -USR1 "$RF_PID" 2>/dev/null
+	wait_for 10 grep -q "^xsk: remap" "$VMX_TMP/rf.err" || { echo "xsk_tool did not answer SIGUSR1"; rc=1; }
+	grep "^xsk: remap" "$VMX_TMP/rf.err"
+	grep -q "^xsk: remapped" "$VMX_TMP/rf.err" || rc=1
+	return $rc
+}
+rf_alive() {
+	kill -0 "$RF_PID" 2>/dev/null || { echo "xsk_tool exited:"; cat "$VMX_TMP/rf.err"; return 1; }
+	echo "xsk_tool (zero-copy socket on $DUT queue 0) still bound and polling"
+}
+rf_up() {
+	ip link set "$DUT" up || return 1
+	wait_carrier "$DUT" 20 || return 1
+	dut_ping -c 5 -i 0.2 "$PEER_IP" || return 1
+	VMX_IPERF_TIME=2 iperf_check
+}
+# rf_xsk_rx: the socket gets RF_N frames from the peer, bytes exact; its
+# sendto calls saw ENETDOWN while closed, and no other error
+rf_xsk_rx() {
+	local rc
+	# (frames within the MTU of 1400 set above)
+	pexec env PEER_IP="$PEER_IP" python3 "$XDP_PKT" send "$PEER" "$(mac_of "$DUT")" "$DUT_IP" \
+		$XDP_PORT_XSK $RF_N --save "$VMX_TMP/rf.sent" --sizes 60,98,255,512,1000,1400 >/dev/null || return 1
+	wait_for 20 grep -q "^xsk: received" "$VMX_TMP/rf.err" || kill -INT "$RF_PID" 2>/dev/null
+	wait "$RF_PID"
+	rc=$?
+	grep -v '^xsk: ready' "$VMX_TMP/rf.err"
+	python3 "$XDP_PKT" cmp "$VMX_TMP/rf.sent" "$VMX_TMP/rf.out" || rc=1
+	grep -qE '^xsk: sendto: [0-9]+ calls, [1-9][0-9]* ENETDOWN, 0 other errors$' "$VMX_TMP/rf.err" ||
+		{ echo "want sendto calls that got ENETDOWN while closed, and no other error"; rc=1; }
+	return $rc
+}
+if [ "$VMX_DRIVER_NAME" != vmx ]; then
+	skip "resume with ACTIVATE refused" "vmx's own behaviour and log line (driver $VMX_DRIVER_NAME)"
+elif ! testdev_nics | grep -qx "${RF_NIC:-none}"; then
+	skip "resume with ACTIVATE refused" "$DUT is QEMU's stock vmxnet3, which cannot refuse an ACTIVATE (the test device's fault activate-refused: groups tdevpm, pmdebug)"
+elif ! have_hmp; then
+	skip "resume with ACTIVATE refused" "no QEMU monitor in the guest (vm.sh --guest-monitor)"
+elif [ -z "$RF_ST" ]; then
+	skip "resume with ACTIVATE refused" "neither mem nor freeze in /sys/power/state (${STATES[*]})"
+elif check "AF_XDP zero-copy socket on queue 0, busy polling with sendto (xsk_tool -b -s)" rf_setup; then
+	check "pm_test $RF_ST, ACTIVATE refused at resume: logged, interface closed, no IRQ held" rf_cycle
+	check "XDP detach and attach after it: nothing comes up" rf_xdp
+	check "ip link set down after it: no WARNING (no IRQ freed twice)" rf_down
+	check "the zero-copy socket bound before the suspend survives" rf_alive
+	check "ip link set up: carrier, ping, TCP" rf_up
+	check "the zero-copy socket receives $RF_N frames again, bytes exact; its sendto got ENETDOWN while closed" rf_xsk_rx
+	ethtool -X "$DUT" default 2>/dev/null
+else
+	kill "$RF_PID" 2>/dev/null
 fi
 ip link set dev "$DUT" xdp off 2>/dev/null
 vmx_done

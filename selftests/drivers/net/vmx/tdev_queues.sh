@@ -8,7 +8,12 @@
 # attached the link comes up (the device refuses an ACTIVATE with more TX
 # queues than it reported), XDP_TX and ndo_xdp_xmit (a devmap redirect back
 # out of the same NIC) share the stack's TX queues under their lock,
-# and every frame comes back exact.
+# and every frame comes back exact. xsk-zerocopy is in xdp-features only
+# while the channels leave room for an XDP TX queue each (ethtool -L to
+# half the TX limit and back). A redirect flood bounced out on the shared
+# queues while TCP goes out on them too: XDP stops a queue it fills as the
+# stack's own sends do, so the stack never meets a full ring (vmx never
+# answers NETDEV_TX_BUSY: tracepoint net:net_dev_xmit).
 # SKIPs without such a NIC (stock QEMU reports no queue limits).
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
@@ -44,6 +49,38 @@ channels() {
 	[ "$max" = "$want" ] && [ "$cur" = "$want" ]
 }
 check "channels follow the device's TX and RX limits" channels
+
+# xsk-zerocopy in xdp-features (netdev dev-get) only while every channel
+# has an XDP TX queue of its own, that is 2 x channels <= max-tx-queues:
+# every zero-copy bind is refused otherwise. ethtool -L changes it.
+NLDEV=$VMX_LIB_DIR/nldev.py
+combined() { ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p; }
+# zc_is yes|no: xsk-zerocopy in xdp-features or not
+zc_is() {
+	local out
+	out=$(python3 "$NLDEV" "$(cat "/sys/class/net/$DUT/ifindex")" | grep '^xdp-features ') ||
+		{ echo "no xdp-features from netdev dev-get"; return 1; }
+	echo "$(combined) channels (XDP TX room for $((MAXTX - $(combined)))): $out"
+	if [ "$1" = yes ]; then [[ "$out" == *xsk-zerocopy* ]]; else [[ "$out" != *xsk-zerocopy* ]]; fi ||
+		{ echo "want xsk-zerocopy: $1"; return 1; }
+}
+zc_follows() {
+	local cur rc=0
+	cur=$(combined)
+	zc_is "$([ $((2 * cur)) -le "$MAXTX" ] && echo yes || echo no)" || rc=1
+	ethtool -L "$DUT" combined $((MAXTX / 2)) && wait_carrier "$DUT" 10 || return 1
+	zc_is yes || rc=1
+	ethtool -L "$DUT" combined "$cur" && wait_carrier "$DUT" 10 || return 1
+	zc_is "$([ $((2 * cur)) -le "$MAXTX" ] && echo yes || echo no)" || rc=1
+	return $rc
+}
+if ! python3 "$NLDEV" "$(cat "/sys/class/net/$DUT/ifindex")" >/dev/null 2>&1; then
+	skip "xsk-zerocopy follows the channels" "no netdev netlink dev-get in kernel $(uname -r) (6.3+)"
+elif [ $((2 * $(combined))) -le "$MAXTX" ] || [ $((MAXTX / 2)) -lt 1 ]; then
+	skip "xsk-zerocopy follows the channels" "$(combined) channels leave XDP TX room within $MAXTX TX queues"
+else
+	check "xsk-zerocopy advertised only with an XDP TX queue per channel ($(combined) channels, $((MAXTX / 2)), back)" zc_follows
+fi
 
 # An XDP program makes vmx ask for TX queues of its own where the device
 # has room (2 x channels <= max-tx-queues); here it has none: no xdptxN
@@ -112,6 +149,91 @@ devmap_self() {
 }
 check "ndo_xdp_xmit (devmap redirect back out of $DUT) on the shared stack queues" devmap_self
 check "ping with the devmap program attached" ping_ok
+
+# A redirect flood bounced back out of DUT on the shared stack queues
+# (pktgen from the peer to XDP_PORT_REDIRECT, the devmap program above)
+# while 4 TCP flows go out of DUT, both on TX queue 0: every NIC interrupt
+# on CPU 0, so NAPI, XDP and ndo_xdp_xmit run there and send on queue 0
+# (vmx_xdp_txq: CPU number modulo the channels), XPS maps every CPU to
+# queue 0, TX rings of 64 so that a poll's XDP frames fill one. (Spread
+# over 4 queues with rings of 512, the old driver too was never seen to
+# answer BUSY in 5 s.) ndo_xdp_xmit stops a queue it leaves
+# without room for a full packet, as the stack's own sends do, so the
+# stack never meets a full ring: vmx_start_xmit never answers
+# NETDEV_TX_BUSY (counted with the tracepoint net:net_dev_xmit, rc 16).
+# The qdisc's requeue count is shown, not checked: it also counts a packet
+# the qdisc took out while the queue was awake and found stopped once it
+# had the queue's lock, which XDP on another CPU may have taken and
+# stopped the queue under (12 in 5 s with the fix, none of them BUSY).
+# requeues: the qdisc requeues of DUT's TX queues (the mq children, else
+# the root)
+requeues() {
+	tc -s qdisc show dev "$DUT" | awk '/^qdisc/ { ch = / parent /; rt = / root / }
+		/^ Sent .*requeues/ { v = $NF; sub(/\)$/, "", v); if (ch) c += v; else if (rt) r += v; n += ch }
+		END { print (n ? c : r) + 0 }'
+}
+TR=/sys/kernel/tracing
+XMIT_EV=$TR/events/net/net_dev_xmit
+# xps_all0 / xps_restore: every CPU to TX queue 0 (XPS), and back
+_xps_saved=()
+xps_all0() {
+	local f all
+	all=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for f in /sys/class/net/"$DUT"/queues/tx-*/xps_cpus; do
+		_xps_saved+=("$f=$(cat "$f")")
+		if [ "$f" = "/sys/class/net/$DUT/queues/tx-0/xps_cpus" ]; then
+			echo "$all" >"$f" || return 1
+		else
+			echo 0 >"$f" || return 1
+		fi
+	done
+}
+xps_restore() {
+	local e
+	for e in "${_xps_saved[@]}"; do echo "${e#*=}" >"${e%%=*}"; done
+	_xps_saved=()
+}
+shared_flood() {
+	local secs=5 rq0 rq1 x xe busy rc=0 txr
+	[ -d "$XMIT_EV" ] || { echo "no tracepoint net:net_dev_xmit in $TR"; return 1; }
+	txr=$(ethtool -g "$DUT" | awk '/Current/ { c = 1 } c && /^TX:/ { print $2; exit }')
+	ethtool -G "$DUT" tx 64 && wait_carrier "$DUT" 10 || return 1
+	pin_irqs_cpu0
+	xps_all0 || rc=1
+	pktgen_setup "$(mac_of "$DUT")" 100000000 60 $XDP_PORT_REDIRECT >/dev/null || return 1
+	echo 0 >"$TR/tracing_on"; echo >"$TR/trace"
+	echo "rc == 16 && name == \"$DUT\"" >"$XMIT_EV/filter" || return 1
+	echo 1 >"$XMIT_EV/enable" || return 1
+	echo 1 >"$TR/tracing_on"
+	snap "$DUT" > "$VMX_TMP/f0"
+	rq0=$(requeues)
+	pktgen_start
+	VMX_IPERF_TIME=$secs VMX_TCP_MAX_RETRANS=100 iperf_check -P 4 || rc=1
+	pktgen_stop
+	sleep 0.5
+	echo 0 >"$XMIT_EV/enable"
+	busy=$(grep -c 'net_dev_xmit:' "$TR/trace")
+	grep -m 2 'net_dev_xmit:' "$TR/trace"
+	echo 0 >"$XMIT_EV/filter"; echo >"$TR/trace"
+	rq1=$(requeues)
+	snap "$DUT" > "$VMX_TMP/f1"
+	xps_restore
+	irqs_restore
+	ethtool -G "$DUT" tx "$txr" && wait_carrier "$DUT" 10 || rc=1
+	x=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'tx0_xdp_xmit')
+	xe=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'tx[0-9]+_xdp_xmit_errors')
+	echo "pktgen sent $(pktgen_sent) to port $XDP_PORT_REDIRECT; tx0_xdp_xmit +$x (all queues' errors +$xe)," \
+		"tx0_packets +$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'tx0_packets'); qdisc requeues $rq0 -> $rq1;" \
+		"NETDEV_TX_BUSY answers: $busy"
+	[ "$x" -ge 1000 ] || { echo "fewer than 1000 frames redirected onto the shared queue 0"; rc=1; }
+	[ "$busy" = 0 ] || { echo "the stack met a full ring $busy times (vmx answered NETDEV_TX_BUSY)"; rc=1; }
+	return $rc
+}
+if [ "$XDP_OWN" = 0 ]; then
+	check "redirect flood + 4 TCP flows out on shared TX queue 0: vmx never answers NETDEV_TX_BUSY" shared_flood
+else
+	skip "redirect flood on the shared queues" "vmx set up $XDP_OWN XDP TX queues of its own"
+fi
 
 xdp_detach "$DUT"
 check "ping after detach" ping_ok

@@ -3,7 +3,7 @@
  * xsk_tool - the AF_XDP socket of the vmx selftests.
  *
  * Usage: xsk_tool [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS]
- *                 [-b BUDGET] IFNAME QUEUE rx|tx|fwd
+ *                 [-b BUDGET [-s MS]] IFNAME QUEUE rx|tx|fwd
  *
  *   -m  bind mode: copy (XDP_COPY, default) or zc (XDP_ZEROCOPY)
  *   -w  need_wakeup (XDP_USE_NEED_WAKEUP): on (default) or off
@@ -11,6 +11,8 @@
  *   -n  frames to receive (rx), to forward (fwd); 0: until SECS or a signal
  *   -t  give up after SECS seconds (default 20)
  *   -b  busy polling with this NAPI budget (see below)
+ *   -s  with -b: the busy polls of rx/fwd MS milliseconds apart, each
+ *       also a sendto() (see below)
  *
  * rx   print each frame received as "<len> <hex bytes>" on stdout;
  *      "xsk: received N" on stderr at the end
@@ -25,7 +27,10 @@
  * the tool prints "xsk: ready (zero-copy|copy, need_wakeup on|off)" on
  * stderr, read back from the socket (XDP_OPTIONS). SIGINT/SIGTERM end it
  * early with the summary line. A socket error (the device went away:
- * ENETDOWN) ends it with "xsk: socket error: ...".
+ * ENETDOWN) ends it with "xsk: socket error: ...". SIGUSR1 (rx, fwd) puts
+ * the socket into the XSKMAP of the program attached to IFNAME now (after
+ * a detach and a new attach, whose map is a new one) and prints "xsk:
+ * remapped" ("xsk: remap failed" when there is no such program).
  *
  * With need_wakeup on, the driver is kicked (recvfrom/sendto) only when it
  * asks for it through the ring flags; with it off, RX is never kicked and
@@ -41,6 +46,15 @@
  * as long as that happens more often than the flush timeout. The ready
  * line then ends in ", busy poll on (budget B)"; at the end
  * "xsk: busy poll: N recvfrom calls".
+ *
+ * With -s MS the rx/fwd loop waits MS ms between two busy polls (instead
+ * of spinning) and each one is also a sendto(MSG_DONTWAIT): the TX side's
+ * busy poll, which on a zero-copy socket reads the NAPI id of the pool's
+ * xdp_rxq_info (what the driver registered for the queue), whatever the
+ * TX ring holds. sendto fails with ENETDOWN while the interface is down;
+ * such failures do not end the tool. At the end "xsk: sendto: N calls, N
+ * ENETDOWN, N other errors". A long-lived socket across a device's
+ * suspend, resume and close without burning a vCPU.
  *
  * rx and fwd end with "xsk: napi id N": SO_INCOMING_NAPI_ID of the socket
  * (the NAPI instance its frames came from; 0 when none is known).
@@ -101,13 +115,23 @@ static unsigned int chunk = XSK_UMEM__DEFAULT_FRAME_SIZE;
 static int wakeup = 1;
 static int busy_budget;		/* 0: no busy polling */
 static unsigned long busy_calls;
+static int send_ms;		/* -s: pace of the busy polls, each a sendto too */
+static unsigned long send_calls, send_down, send_err;
 static volatile sig_atomic_t stop;
+static volatile sig_atomic_t remap;	/* SIGUSR1 */
+static int dev_ifindex;
 static int sockerr;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	remap = 1;
 }
 
 static int die(const char *what, int err)
@@ -162,6 +186,23 @@ static int find_xskmap(int ifindex)
 	return -1;
 }
 
+/* SIGUSR1 came: into the XSKMAP of the program attached now */
+static void remap_check(void)
+{
+	int fd;
+
+	if (!remap)
+		return;
+	remap = 0;
+	fd = find_xskmap(dev_ifindex);
+	if (fd >= 0 && !xsk_socket__update_xskmap(xsk, fd))
+		fprintf(stderr, "xsk: remapped\n");
+	else
+		fprintf(stderr, "xsk: remap failed\n");
+	if (fd >= 0)
+		close(fd);
+}
+
 /* the socket's error (ENETDOWN once the device is gone), or 0; kept,
  * since reading SO_ERROR clears it */
 static int sock_error(void)
@@ -183,6 +224,17 @@ static void rx_wait(void)
 	if (busy_budget) {
 		recvfrom(pfd.fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		busy_calls++;
+		if (send_ms) {
+			send_calls++;
+			if (sendto(pfd.fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0) {
+				if (errno == ENETDOWN)
+					send_down++;
+				else if (errno != EAGAIN && errno != EBUSY &&
+					 errno != ENOBUFS)
+					send_err++;
+			}
+			poll(NULL, 0, send_ms);
+		}
 		return;
 	}
 	if (wakeup && xsk_ring_prod__needs_wakeup(&fq))
@@ -229,6 +281,7 @@ static int do_rx(unsigned int count, double end)
 	__u64 addrs[BATCH];
 
 	while (!stop && (!count || got < count) && now() < end) {
+		remap_check();
 		n = xsk_ring_cons__peek(&rx, BATCH, &idx);
 		if (!n) {
 			if (sock_error())
@@ -335,6 +388,7 @@ static int do_fwd(unsigned int count, double end)
 	unsigned int got = 0, done = 0, n, i, ridx, tidx;
 
 	while (!stop && (!count || done < count) && now() < end) {
+		remap_check();
 		done += reap(1);
 		n = xsk_ring_cons__peek(&rx, BATCH, &ridx);
 		if (!n) {
@@ -467,7 +521,7 @@ static void show_napi_id(int fd)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET] IFNAME QUEUE rx|tx|fwd\n",
+	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET [-s MS]] IFNAME QUEUE rx|tx|fwd\n",
 		prog);
 	exit(2);
 }
@@ -494,7 +548,7 @@ int main(int argc, char **argv)
 	int ifindex, mapfd = -1, zc = 0, c, err, rc;
 	char what[64];
 
-	while ((c = getopt(argc, argv, "m:w:f:n:t:b:")) != -1) {
+	while ((c = getopt(argc, argv, "m:w:f:n:t:b:s:")) != -1) {
 		switch (c) {
 		case 'm':
 			if (strcmp(optarg, "zc") && strcmp(optarg, "copy"))
@@ -521,11 +575,16 @@ int main(int argc, char **argv)
 			if (busy_budget <= 0)
 				usage(argv[0]);
 			break;
+		case 's':
+			send_ms = atoi(optarg);
+			if (send_ms <= 0)
+				usage(argv[0]);
+			break;
 		default:
 			usage(argv[0]);
 		}
 	}
-	if (argc - optind != 3)
+	if (argc - optind != 3 || (send_ms && !busy_budget))
 		usage(argv[0]);
 	action = argv[optind + 2];
 	if (strcmp(action, "rx") && strcmp(action, "tx") && strcmp(action, "fwd"))
@@ -537,6 +596,8 @@ int main(int argc, char **argv)
 	queue = atoi(argv[optind + 1]);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_usr1);
+	dev_ifindex = ifindex;
 
 	if (strcmp(action, "tx")) {
 		mapfd = find_xskmap(ifindex);
@@ -596,6 +657,9 @@ int main(int argc, char **argv)
 	if (busy_budget) {
 		busy_poll_restore();
 		fprintf(stderr, "xsk: busy poll: %lu recvfrom calls\n", busy_calls);
+		if (send_ms)
+			fprintf(stderr, "xsk: sendto: %lu calls, %lu ENETDOWN, %lu other errors\n",
+				send_calls, send_down, send_err);
 	}
 	err = sock_error();
 	if (err) {
