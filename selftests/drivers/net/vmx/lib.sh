@@ -1041,7 +1041,8 @@ testdev_violation_kinds() {
 	local n k v
 	for n in $(testdev_nics); do
 		for k in ring-config rx-desc tx-desc tx-chain dma tx-gen rx-gen \
-		    tx-reuse rx-owned intr-block tx-oversize rx-buf-size; do
+		    tx-reuse rx-owned intr-block tx-oversize rx-buf-size tso-hlen \
+		    tso-seed csum-offset csum-seed; do
 			v=$(testdev_stat "$n" "violation-$k") || return 1
 			[ "$v" = 0 ] || echo "$n stat-violation-$k $v"
 		done
