@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mtu_order.sh - an MTU increase reaches the device before any frame sized
-# for it (issue 11 item 13): the stack must not see the new MTU while the
+# for it: the stack must not see the new MTU while the
 # device still runs with the old one.
 #
 # The device learns the MTU from the shared area when vmx_up() activates
@@ -36,6 +36,8 @@ vmx_setup
 trace_setup() {
 	echo 0 > "$T/tracing_on"
 	echo > "$T/trace"
+	# reading the trace while the stream runs must not pause recording
+	echo 0 > "$T/options/pause-on-trace" 2>/dev/null
 	echo 4096 > "$T/buffer_size_kb"
 	echo 'p:vmx_mtu_order/up vmx:vmx_up' >> "$T/kprobe_events" ||
 		{ echo "cannot put a kprobe on vmx:vmx_up (inlined?)"; return 1; }
@@ -53,23 +55,36 @@ trace_teardown() {
 	echo 0 > "$T/events/net/net_dev_start_xmit/filter" 2>/dev/null
 	echo 0 > "$T/events/vmx_mtu_order/up/enable" 2>/dev/null
 	echo '-:vmx_mtu_order/up' >> "$T/kprobe_events" 2>/dev/null
+	echo 1 > "$T/options/pause-on-trace" 2>/dev/null
 	return 0
+}
+
+# _large_since N: a frame beyond MTU OLD was traced after the "raise N"
+# marker (the stream used the new MTU in this round).
+_large_since() {
+	awk -v m="vmx-mtu-order: raise $1\$" '$0 ~ m { f = 1; next }
+		f && /net_dev_start_xmit:/ { found = 1; exit } END { exit !found }' "$T/trace"
 }
 
 # flips: ROUNDS times MTU OLD -> NEW -> OLD on the DUT under a TCP stream
 # to the peer (at NEW from the start: its MSS lets the DUT send large).
+# Each raise lasts until the stream sent a frame beyond MTU OLD, or 3.5 s:
+# a stream slowed down by a loaded host (each flip costs it retransmits
+# and their backoff) may need more than a fixed window to use it, and a
+# round where it never did tests nothing.
 flips() {
 	local i before after ipid rc=0
 	pexec ip link set "$PEER" mtu $NEW || return 1
 	before=$(dut_counters)
 	# (the flips cost retransmits: not what is checked here)
-	VMX_TCP_MAX_RETRANS=100 VMX_IPERF_TIME=$((ROUNDS * 4 + 4)) bg_start iperf_check
+	VMX_TCP_MAX_RETRANS=100 VMX_IPERF_TIME=$((ROUNDS * 6 + 4)) bg_start iperf_check
 	ipid=$BG_PID
 	sleep 2
 	for ((i = 1; i <= ROUNDS; i++)); do
 		echo "vmx-mtu-order: raise $i" > "$T/trace_marker"
 		ip link set "$DUT" mtu $NEW || { echo "mtu $NEW failed"; rc=1; break; }
-		sleep 1.5
+		sleep 0.5
+		wait_for 3 _large_since "$i" || echo "round $i: no frame beyond MTU $OLD within 3.5 s"
 		echo "vmx-mtu-order: lower $i" > "$T/trace_marker"
 		ip link set "$DUT" mtu $OLD || { echo "mtu $OLD failed"; rc=1; break; }
 		sleep 2
