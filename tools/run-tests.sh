@@ -35,7 +35,9 @@
 #   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
 #             revision, ethtool controls, XDP on data-ring frames, RSS,
 #             Geneve/VXLAN TSO (DCR0 offers the tunnel bits 2..7)
-#   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection
+#   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection;
+#             malformed completions, frames split across polls
+#             (tdev_malformed.sh); what vmx tells the stack (tdev_contract.sh)
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
@@ -64,7 +66,8 @@
 #   dmadebug  debug, swiotlb=4096,force: swiotlb_small.sh (TX mapping
 #             failures for real, under DMA-API debug)
 #   tdevdebug debug, the test device's async-TX and fault NICs:
-#             tdev_async.sh, tdev_faults.sh
+#             tdev_async.sh, tdev_faults.sh, tdev_malformed.sh (malformed
+#             completions and split frames under KASAN and DMA-API debug)
 #   tdevdebug2 debug, two clean test-device NICs: tdev_datarring.sh
 #   pmdebug   debug, the RAM root: suspend.sh (mem, freeze and disk in
 #             pm_test mode; no swap disk: no virtio_blk in that kernel)
@@ -325,7 +328,7 @@ G_ENV[dmadebug]="VMX_MODE=msix swiotlb monitor;$DEBUG_ENV"
 # misuse on the paths only the test device reaches.
 G_KERNEL[tdevdebug]=debug
 G_OPTS[tdevdebug]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13 --nic virtio --mem 3072 --append kasan_multi_shot --append no5lvl"
-G_TESTS[tdevdebug]="tdev_async.sh tdev_faults.sh"
+G_TESTS[tdevdebug]="tdev_async.sh tdev_faults.sh tdev_malformed.sh"
 G_ENV[tdevdebug]="VMX_MODE=msix testdev monitor;$DEBUG_ENV"
 # XDP on RX data ring frames (devmap to the second NIC, cpumap) under the
 # debug kernel: two clean test-device NICs at revision 9 (tdevdebug's second
