@@ -37,7 +37,9 @@
 #             Geneve/VXLAN TSO (DCR0 offers the tunnel bits 2..7)
 #   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection;
 #             malformed completions, frames split across polls
-#             (tdev_malformed.sh); what vmx tells the stack (tdev_contract.sh)
+#             (tdev_malformed.sh); what vmx tells the stack (tdev_contract.sh);
+#             netconsole on a NIC whose one TX queue XDP_TX shares and whose
+#             completions each cover a ring pass (netconsole.sh)
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
@@ -247,8 +249,9 @@ G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # seeded rate on the second (every kind: link flaps, refused ACTIVATEs and
 # eop-break too, testdev patch 0016).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic virtio"
-G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=500 --nic virtio"
+G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh
+	netconsole.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
 # and disabled offloads, 6 with 4 queues, 9 asking for RX producer writes

@@ -553,6 +553,40 @@ def case_seq_ok(qemu, delay):
     sock.close()
 
 
+def case_tx_comp_batch(qemu, batch):
+    """TX completions with tx-comp-batch={rev}"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, f",max-revision=3,tx-delay-us=1000,tx-comp-batch={batch},"
+              "strict=on", (qport, sock.getsockname()[1])).setup()
+    check(f"tx-comp-batch={batch}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    # five packets (the third in two descriptors), one doorbell, one pass
+    k = 0
+    for n in range(5):
+        k = tx_post(q, k, 2 if n == 2 else 1)
+    q.wr(BAR0 + 0x600, k % NR)
+    q.clock_step(1000 * 1000)
+    wait_for(lambda: q.qom("stat-tx-queue0") == 5)
+    comps = [tx_comp(q, i) for i in range(6)]
+    # every packet its own completion, or one naming the last EOP (5)
+    want = [(1, 0), (1, 1), (1, 3), (1, 4), (1, 5), (0, 0)]
+    if batch == "on":
+        want = [(1, 5)] + [(0, 0)] * 5
+    check(f"tx-comp-batch={batch}: completions of one pass", comps, want)
+    got = []
+    for _ in range(5):
+        try:
+            got.append(len(sock.recv(2048)))
+        except socket.timeout:
+            break
+    check(f"tx-comp-batch={batch}: all five frames on the wire", got,
+          [60] * 5)
+    check(f"tx-comp-batch={batch}: stat-tx-comp-batched",
+          q.qom("stat-tx-comp-batched"), 4 if batch == "on" else 0)
+    check(f"tx-comp-batch={batch}: no strict-mode violation",
+          strict_lines(q.close()), [])
+    sock.close()
+
+
 def case_seq_bad(qemu, kind):
     """hand-over sequence broken: {rev}"""
     sock, qport = udp_pair()
@@ -2561,6 +2595,7 @@ def main():
     cases += [(case_fault_new, (k,)) for k in
               ("eop-break", "link-flap", "activate-refused", "queue-error-tx")]
     cases += [(case_seq_ok, (0,)), (case_seq_ok, (1000,))]
+    cases += [(case_tx_comp_batch, ("off",)), (case_tx_comp_batch, ("on",))]
     cases += [(case_seq_bad, (k,)) for k in SEQ_KINDS]
     cases += [(case_tunnel_tso, (4, 4789, False, False, 1, 500, 1300)),
               (case_tunnel_tso, (4, 6081, True, True, 1, 600, 1500)),
