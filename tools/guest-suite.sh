@@ -21,8 +21,8 @@
 # After the last test, OUTDIR/kernel_log.log (+ .rc), a TAP result of its
 # own: the kernel log outside the tests' "vmx-selftest: begin/end" markers
 # (boot, between tests, after the last test) checked with lib.sh's
-# kernel_log_bad; a test killed before its end marker leaves the rest of
-# its log to this check.
+# kernel_log_bad (lib/log.sh); a test killed before its end marker leaves
+# the rest of its log to this check.
 #
 # On a debug kernel (kmemleak, lockdep: tools/kernels), every test is also
 # checked after its driver unload for kmemleak reports from vmx, the debug
@@ -31,12 +31,13 @@
 #
 # On the project's test device (VMX_TESTDEV_NICS, tools/vm.sh --nic
 # vmxnet3t), every test must leave the device's strict-mode violation count
-# (stat-violations of every test-device NIC, lib.sh testdev_violations)
-# where it found it, counting its own run and the driver unload after it:
-# otherwise a "not ok" line naming the kinds is added to its log and its
-# exit status becomes 1. A test that causes violations on purpose says so
-# with a "# vmx-expects: violations" header line. Violations before the
-# first test (boot) count against the first one (mode.sh).
+# (stat-violations of every test-device NIC, testdev_violations in
+# lib/testdev.sh) where it found it, counting its own run and the driver
+# unload after it: otherwise a "not ok" line naming the kinds is added to
+# its log and its exit status becomes 1. A test that causes violations on
+# purpose says so with a "# vmx-expects: violations" header line.
+# Violations before the first test (boot) count against the first one
+# (mode.sh).
 set -u
 
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR TEST..." >&2; exit 2; }
@@ -44,32 +45,18 @@ OUT=$1
 shift
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../selftests/drivers/net/vmx" && pwd)
 mkdir -p "$OUT" || exit 2
-# kernel_log_bad and its regexes only
+# lib.sh's kernel log part only (lib/log.sh: kernel_log_bad and its
+# regexes, the kmemleak helpers): the rest of lib.sh starts a test when
+# sourced (TAP header, kernel log marker, traps).
 # shellcheck source=../selftests/drivers/net/vmx/lib.sh
 # shellcheck disable=SC2034  # read by lib.sh
 VMX_LIB_LOGCHECK_ONLY=1
 source "$DIR/lib.sh" || exit 2
 unset VMX_LIB_LOGCHECK_ONLY
-
-# lib_functions NAME...: the definitions of these lib.sh functions only
-# (the rest of lib.sh starts a test when sourced: TAP header, kernel log
-# marker, traps).
-lib_functions() {
-	awk -v names=" $* " '
-		!body && match($0, /^[A-Za-z_][A-Za-z0-9_]*\(\) *\{/) {
-			name = substr($0, 1, index($0, "(") - 1)
-			if (index(names, " " name " ")) {
-				print
-				if ($0 !~ /\}[[:space:]]*$/) body = 1
-			}
-			next
-		}
-		body { print; if ($0 == "}") body = 0 }' "$DIR/lib.sh"
-}
 if [ -n "${VMX_TESTDEV_NICS:-}" ]; then
-	# (no process substitution: the guest has no /dev/fd)
-	eval "$(lib_functions hmp_port hmp testdev_nics testdev_stat \
-		testdev_nic_of testdev_violations testdev_violation_kinds)" || exit 2
+	# hmp, testdev_stat, testdev_violations, testdev_violation_kinds...
+	# shellcheck source=../selftests/drivers/net/vmx/lib/testdev.sh
+	source "$DIR/lib/testdev.sh" || exit 2
 fi
 
 # ------------------------------------------------ debug kernel checks
@@ -94,7 +81,6 @@ fi
 VMX_DEBUG_BAD='stalled pool shutdown|kmemleak: .*([Dd]isabl|[Cc]annot allocate a kmemleak|[Ff]ail)|DMA-API: .*(out of memory|disabl)|lockdep is turned off|blocked for more than'
 DEBUG_KMEMLEAK=0
 if [ -w /sys/kernel/debug/kmemleak ]; then
-	eval "$(lib_functions have_kmemleak kmemleak_scan kmemleak_vmx)" || exit 2
 	if have_kmemleak; then
 		DEBUG_KMEMLEAK=1
 		kmemleak_scan > "$OUT/kmemleak-boot.txt" 2>&1

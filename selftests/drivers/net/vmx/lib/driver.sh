@@ -1,0 +1,143 @@
+# shellcheck shell=bash
+# lib/driver.sh - the driver under test, for the vmx selftests (sourced by
+# lib.sh): loading and unloading it (VMX_DRIVER), the interfaces bound to
+# it (DUT, DUT2), the device revision and capabilities it negotiated,
+# forced resets, and the kernel version.
+
+vmx_ko_path() {
+	local k="$VMX_PROJECT/build/$(uname -r)/vmx.ko"
+	if [ -f "$k" ]; then
+		echo "$k"
+	else
+		echo "$VMX_PROJECT/vmx.ko"
+	fi
+}
+
+# Module name of the driver under test.
+dut_module() {
+	case "$VMX_DRIVER" in
+	vmx) echo vmx ;;
+	*) echo "$VMX_DRIVER" ;;
+	esac
+}
+
+dut_loaded() { [ -d "/sys/module/$(dut_module)" ]; }
+
+# PCI addresses of all vmxnet3 devices (15ad:07b0). The sysfs helpers avoid
+# forking: every process costs tens of milliseconds under TCG.
+vmxnet3_pci_devs() {
+	local d v id
+	for d in /sys/bus/pci/devices/*; do
+		read -r v < "$d/vendor"
+		read -r id < "$d/device"
+		[ "$v" = 0x15ad ] && [ "$id" = 0x07b0 ] && echo "${d##*/}"
+	done
+	return 0
+}
+
+dut_load() {
+	local ko v dep
+	dut_loaded && return 0
+	case "$VMX_DRIVER" in
+	vmx)
+		ko=$(vmx_ko_path)
+		if [ ! -f "$ko" ]; then
+			echo "vmx.ko not found (looked for $VMX_PROJECT/build/$(uname -r)/vmx.ko and $VMX_PROJECT/vmx.ko)"
+			return 1
+		fi
+		v=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{print $1}')
+		if [ "$v" != "$(uname -r)" ]; then
+			echo "$ko is built for '$v', running $(uname -r)"
+			return 1
+		fi
+		for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+			modprobe "$dep" || return 1
+		done
+		insmod "$ko" ${VMX_MODULE_PARAMS:-}
+		;;
+	*)
+		modprobe "$VMX_DRIVER"
+		;;
+	esac
+}
+
+dut_unload() {
+	dut_loaded || return 0
+	rmmod "$(dut_module)"
+}
+
+# Interfaces in this netns whose device is bound to driver $1.
+ifaces_by_driver() {
+	local n drv
+	for drv in /sys/bus/*/drivers/"$1"; do
+		[ -d "$drv" ] || continue
+		for n in /sys/class/net/*; do
+			[ "$n/device/driver" -ef "$drv" ] && echo "${n##*/}"
+		done
+	done
+	return 0
+}
+
+dut_ifaces() { ifaces_by_driver "$VMX_DRIVER_NAME"; }
+
+# _count_is N CMD...: CMD prints at least N words.
+_count_is() { local a; a=($("${@:2}")); [ ${#a[@]} -ge "$1" ]; }
+
+# Wait until every vmxnet3 PCI device has an interface bound to the DUT driver.
+wait_dut_ifaces() {
+	local want
+	want=$(vmxnet3_pci_devs | wc -l)
+	[ "$want" -gt 0 ] || { echo "no vmxnet3 PCI device in this guest"; return 1; }
+	wait_for "${1:-10}" _count_is "$want" dut_ifaces ||
+		{ echo "expected $want $VMX_DRIVER_NAME interfaces, have: $(dut_ifaces | xargs)"; return 1; }
+}
+
+# Load the driver and set DUT/DUT2.
+# shellcheck disable=SC2034 # DUT2 is for the tests
+dut_up_driver() {
+	dut_load || { echo "loading $VMX_DRIVER failed"; return 1; }
+	wait_dut_ifaces 10 || return 1
+	DUT=$(dut_ifaces | sed -n 1p)
+	DUT2=$(dut_ifaces | sed -n 2p)
+	[ -n "$DUT" ]
+}
+
+# dut_revision: the negotiated device revision (ethtool -i), or nothing.
+dut_revision() {
+	ethtool -i "$DUT" | sed -n 's/^firmware-version: vmxnet3 rev \([0-9]*\)$/\1/p'
+}
+
+# caps_line IF: vmx's last "capabilities offered ... granted ..." log line
+# for IF's device (revision 7+), without the timestamp; empty when none.
+caps_line() {
+	local bdf
+	bdf=$(basename "$(readlink "/sys/class/net/$1/device")")
+	dmesg | grep "vmx $bdf: capabilities offered" | tail -n 1 | sed 's/^\[[^]]*\] //'
+}
+
+# caps_granted LINE: the granted capability set of a caps_line (0x...).
+caps_granted() { sed -n 's/.*granted \(0x[0-9a-f]*\|0\)$/\1/p' <<< "$1"; }
+
+# dut_forced_reset: ethtool --reset DUT dedicated (vmx only), then wait
+# until the driver's "resets" counter moved and the carrier is back.
+dut_resets() { ethtool -S "$DUT" | awk '$1 == "resets:" { print $2 }'; }
+_resets_above() { [ "$(dut_resets)" -gt "$1" ]; }
+dut_forced_reset() {
+	local r0
+	r0=$(dut_resets)
+	[ -n "$r0" ] || { echo "no resets counter in ethtool -S $DUT"; return 1; }
+	# declared for the error counter and kernel log checks of vmx_done
+	echo "$DUT" >> "$VMX_TMP/forced-resets"
+	ethtool --reset "$DUT" dedicated || return 1
+	wait_for 15 _resets_above "$r0" || { echo "resets still $r0 after 15 s"; return 1; }
+	echo "resets $r0 -> $(dut_resets); $(dmesg | grep 'resetting the device' | tail -n 1)"
+	wait_carrier "$DUT" 10
+}
+
+# kernel_at_least MAJOR MINOR: the running kernel is MAJOR.MINOR or newer.
+kernel_at_least() {
+	local v
+	v=$(uname -r)
+	IFS=. read -r -a v <<<"${v%%-*}"
+	[ "${v[0]}" -gt "$1" ] || { [ "${v[0]}" = "$1" ] && [ "${v[1]}" -ge "$2" ]; }
+}

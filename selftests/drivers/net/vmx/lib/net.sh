@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# lib/net.sh - the peer netns and the links, for the vmx selftests
+# (sourced by lib.sh): running commands in the peer's netns (pexec),
+# carrier, setting up the peer and DUT's addresses (vmx_setup calls both),
+# MTU on both ends, MAC addresses, and whether QEMU's backend takes TSO
+# frames.
+
+pexec() { ip netns exec "$PEER_NS" "$@"; }
+
+carrier_of() { cat "/sys/class/net/$1/carrier" 2>/dev/null; }
+has_carrier() { local c=; read -r c < "/sys/class/net/$1/carrier" 2>/dev/null; [ "$c" = 1 ]; }
+peer_has_carrier() { [ "$(pexec cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
+
+# wait_carrier IF [TIMEOUT]: wait for carrier on IF (this netns).
+wait_carrier() {
+	wait_for "${2:-10}" has_carrier "$1" ||
+		{ echo "no carrier on $1 after ${2:-10}s"; return 1; }
+}
+
+_peer_in_ns() { pexec ls /sys/class/net 2>/dev/null | grep -qx "$PEER"; }
+
+# Find the virtio_net peer (moving back from a deleted netns takes a moment)
+# and move it into netns $PEER_NS.
+peer_setup() {
+	modprobe virtio_net || return 1
+	if ip netns list | grep -qw "$PEER_NS"; then
+		ip netns del "$PEER_NS"
+	fi
+	wait_for 10 _count_is 1 ifaces_by_driver virtio_net ||
+		{ echo "no virtio_net interface for the peer"; return 1; }
+	PEER=$(ifaces_by_driver virtio_net | sed -n 1p)
+	ip netns add "$PEER_NS" || return 1
+	ip link set "$PEER" netns "$PEER_NS" || return 1
+	wait_for 5 _peer_in_ns || return 1
+	pexec ip link set lo up
+	pexec sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+		net.ipv6.conf.all.keep_addr_on_down=1 net.ipv6.conf.default.keep_addr_on_down=1
+	pexec ip link set "$PEER" mtu 1500
+	pexec ip addr add "$PEER_IP/24" dev "$PEER"
+	pexec ip addr add "$PEER_IP6/64" dev "$PEER" nodad
+	pexec ip link set "$PEER" up
+	# Multicast sent by the peer leaves through its NIC.
+	pexec ip route add 224.0.0.0/4 dev "$PEER"
+	wait_for 10 peer_has_carrier "$PEER" || { echo "peer has no carrier"; return 1; }
+}
+
+# Give DUT its addresses and bring it up.
+dut_addr_setup() {
+	local d=${1:-$DUT}
+	sysctl -qw "net.ipv6.conf.$d.accept_dad=0" 2>/dev/null
+	ip addr flush dev "$d"
+	ip addr add "$DUT_IP/24" dev "$d" || return 1
+	ip link set "$d" up || return 1
+	ip addr add "$DUT_IP6/64" dev "$d" nodad || return 1
+	wait_carrier "$d" 10
+}
+
+# set_mtu_both MTU: set the MTU on DUT and PEER. Below 1280 the kernel
+# drops IPv6 from both; it is given back when the MTU allows.
+set_mtu_both() {
+	ip link set "$DUT" mtu "$1" || return 1
+	pexec ip link set "$PEER" mtu "$1" || return 1
+	if [ "$1" -ge 1280 ]; then
+		ip addr replace "$DUT_IP6/64" dev "$DUT" nodad
+		pexec ip addr replace "$PEER_IP6/64" dev "$PEER" nodad
+	fi
+	wait_carrier "$DUT" 10
+}
+
+mac_of() { cat "/sys/class/net/$1/address"; }
+peer_mac() { pexec cat "/sys/class/net/$PEER/address"; }
+
+# peer_has_tso: the virtio peer offers TSO, i.e. its QEMU backend takes a
+# vnet header (the --tap topology); on a hub it sends MTU-sized frames only.
+peer_has_tso() {
+	pexec ethtool -k "$PEER" | grep -q '^tcp-segmentation-offload: on'
+}
+
+# qemu_tso_fragments: true when the DUT's TSO frames leave QEMU as IPv4
+# fragments rather than TCP segments. QEMU segments in software when the
+# backend takes no vnet header (a hub, where the virtio peer has no TSO
+# either); before 8.0 it only knew IPv4 fragmentation there, which the peer
+# reassembles for IPv4 and which corrupts IPv6 frames (fixed in QEMU 8.0 by
+# "hw/net/net_tx_pkt: Implement TCP segmentation"). VMX_QEMU_VERSION is set
+# by tools/vm.sh; unknown counts as fixed.
+qemu_tso_fragments() {
+	local v=${VMX_QEMU_VERSION:-}
+	[[ "$v" == [0-9]* ]] || return 1
+	peer_has_tso && return 1
+	[ "${v%%.*}" -lt 8 ]
+}

@@ -1,0 +1,163 @@
+# shellcheck shell=bash
+# lib/testdev.sh - the QEMU monitor and the project's test device, for the
+# vmx selftests (sourced by lib.sh; tools/guest-suite.sh sources it too,
+# for the test device's violation counts).
+
+# ------------------------------------------------------------ QEMU monitor
+
+# hmp_port: /dev node of the virtio-serial port "vmx.monitor" that
+# tools/vm.sh --guest-monitor relays to QEMU's monitor (no udev here: the
+# name is only in sysfs; devtmpfs made the node).
+hmp_port() {
+	local p n
+	for p in /sys/class/virtio-ports/*; do
+		[ -r "$p/name" ] || continue
+		read -r n < "$p/name"
+		[ "$n" = vmx.monitor ] && [ -c "/dev/${p##*/}" ] &&
+			{ echo "/dev/${p##*/}"; return 0; }
+	done
+	return 1
+}
+
+# have_hmp: the guest can reach the QEMU monitor.
+have_hmp() { hmp_port >/dev/null; }
+
+# hmp CMD...: run one HMP command on the QEMU monitor (e.g. hmp "set_link
+# nic1 off", hmp "device_del nic2"; NIC ids are nicN in PCI order) and print
+# its output. Returns 2 when there is no monitor channel or no reply within
+# VMX_HMP_TIMEOUT seconds (default 30), 1 when QEMU refused the command or
+# printed an error ("Error: Device 'nic9' not found", "unknown command"),
+# 0 otherwise.
+hmp() {
+	local port fd line tag="$$.$RANDOM" state=0 rc=2
+	port=$(hmp_port) ||
+		{ echo "hmp: no QEMU monitor channel (tools/vm.sh --guest-monitor)"; return 2; }
+	exec {fd}<>"$port" || return 2
+	printf '%s\t%s\n' "$tag" "$*" >&"$fd"
+	while IFS= read -r -t "${VMX_HMP_TIMEOUT:-30}" line <&"$fd"; do
+		case "$line" in
+		"vmx-hmp-begin $tag") state=1 ;;
+		"vmx-hmp-end $tag "*) rc=${line##* }; state=2; break ;;
+		*) [ $state = 1 ] && printf '%s\n' "$line" ;;
+		esac
+	done
+	exec {fd}>&-
+	[ $state = 2 ] || { echo "hmp: no reply to '$*'"; return 2; }
+	return "$rc"
+}
+
+# ------------------------------------------------------------ test device
+# The project's vmxnet3 test device (tools/testdev, tools/vm.sh --nic
+# vmxnet3t[:PROPS]): vm.sh exports VMX_TESTDEV_NICS="nicN:PROP=VAL,... ..."
+# (one word per test-device NIC, QOM id and the properties it was given,
+# defaults first); its counters are QOM properties read with qom-get over
+# the guest monitor (hmp, so the guest needs --guest-monitor). Property
+# and counter names: tools/testdev/README.md.
+
+# testdev_nics: the QOM ids (nic1, nic3, ...) of the test-device NICs.
+testdev_nics() {
+	local w
+	for w in ${VMX_TESTDEV_NICS:-}; do
+		echo "${w%%:*}"
+	done
+}
+
+# have_testdev [PROP=VAL]: the guest has a test-device NIC (one whose
+# properties, as vm.sh set them, end up with PROP=VAL).
+have_testdev() {
+	local n
+	for n in $(testdev_nics); do
+		[ $# = 0 ] && return 0
+		[ "$(testdev_prop "$n" "${1%%=*}")" = "${1#*=}" ] && return 0
+	done
+	return 1
+}
+
+# testdev_prop NIC PROP: the value vm.sh gave property PROP of test-device
+# NIC nicN (the last setting wins); empty when not set there.
+testdev_prop() {
+	local w a p v=
+	for w in ${VMX_TESTDEV_NICS:-}; do
+		[ "${w%%:*}" = "$1" ] || continue
+		IFS=, read -r -a a <<<"${w#*:}"
+		for p in "${a[@]}"; do
+			[ "${p%%=*}" = "$2" ] && v=${p#*=}
+		done
+	done
+	echo "$v"
+}
+
+# testdev_nic_of IF: the QOM id (nicN) of the NIC behind interface IF.
+# vm.sh gives NIC N the permanent MAC 52:54:00:12:34:NN (hex).
+testdev_nic_of() {
+	local m
+	m=$(ethtool -P "$1" 2>/dev/null | awk '{ print $NF }')
+	[[ "$m" == 52:54:00:12:34:* ]] || { echo "testdev_nic_of: $1 has permanent MAC '$m', not one of vm.sh's" >&2; return 1; }
+	echo "nic$((16#${m##*:}))"
+}
+
+# testdev_iface_with PROP [ABOVE]: the first vmx interface whose test
+# device vm.sh gave property PROP (with a value above ABOVE, if given);
+# fails when there is none.
+testdev_iface_with() {
+	local i nic v
+	for i in $(dut_ifaces); do
+		nic=$(testdev_nic_of "$i" 2>/dev/null) || continue
+		v=$(testdev_prop "$nic" "$1")
+		[ -n "$v" ] || continue
+		[ -z "${2:-}" ] || [ "$v" -gt "$2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# testdev_stat NIC PROP: one counter of the test device (qom-get), NIC a
+# QOM id (nicN) or an interface name, PROP with or without "stat-"
+# (testdev_stat eth0 violations, testdev_stat nic1 stat-rx-data-ring).
+# Prints the number; fails (message on stderr) when it cannot be read.
+testdev_stat() {
+	local nic=$1 prop=$2 out
+	[[ "$nic" =~ ^nic[0-9]+$ ]] || nic=$(testdev_nic_of "$nic") || return 1
+	[[ "$prop" == stat-* ]] || prop=stat-$prop
+	out=$(hmp "qom-get $nic $prop") ||
+		{ echo "testdev_stat: qom-get $nic $prop: $out" >&2; return 1; }
+	out=${out//$'\r'/}
+	[[ "$out" =~ ^[0-9]+$ ]] ||
+		{ echo "testdev_stat: qom-get $nic $prop answered '$out'" >&2; return 1; }
+	echo "$out"
+}
+
+# testdev_set NIC PROP VALUE: qom-set a property of a test-device NIC, e.g.
+# testdev_set nic1 fault link-flap (NIC as for testdev_stat).
+testdev_set() {
+	local nic=$1
+	[[ "$nic" =~ ^nic[0-9]+$ ]] || nic=$(testdev_nic_of "$nic") || return 1
+	hmp "qom-set $nic $2 $3"
+}
+
+# testdev_violations: the sum of stat-violations (strict-mode violations,
+# counted since the NIC was created) over every test-device NIC; 0 when
+# there is none. Fails when one cannot be read.
+testdev_violations() {
+	local n v s=0
+	for n in $(testdev_nics); do
+		v=$(testdev_stat "$n" violations) || return 1
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
+# testdev_violation_kinds: "nicN stat-violation-KIND COUNT" for every
+# violation kind with a non-zero count, on every test-device NIC.
+testdev_violation_kinds() {
+	local n k v
+	for n in $(testdev_nics); do
+		for k in ring-config rx-desc tx-desc tx-chain dma tx-gen rx-gen \
+		    tx-reuse rx-owned intr-block tx-oversize rx-buf-size tso-hlen \
+		    tso-seed csum-offset csum-seed; do
+			v=$(testdev_stat "$n" "violation-$k") || return 1
+			[ "$v" = 0 ] || echo "$n stat-violation-$k $v"
+		done
+	done
+}
