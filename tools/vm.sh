@@ -47,9 +47,9 @@
 #                   addresses do not move) relayed by tools/hmp-relay.py to
 #                   QEMU's QMP socket; the guest writes "ID<TAB>HMP command"
 #                   lines and reads the output framed by "vmx-hmp-begin ID" /
-#                   "vmx-hmp-end ID RC" (lib.sh: hmp, have_hmp). Sets
-#                   VMX_GUEST_MONITOR=1 in the guest. Combine with --hotplug
-#                   for "device_del nicN".
+#                   "vmx-hmp-end ID RC" (hmp, have_hmp in the selftests'
+#                   lib/testdev.sh). Sets VMX_GUEST_MONITOR=1 in the
+#                   guest. Combine with --hotplug for "device_del nicN".
 #   --pm-9p         the three 9p shares (root, project, run) each behind its
 #                   own pcie-root-port with x-pcie-pm-no-soft-reset=on (QEMU
 #                   8.2+: the test device's QEMU, not Debian 12's 7.2), so
@@ -504,8 +504,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# testdev_nics: "nicN:PROPS" for every test-device NIC (lib.sh can tell
-# which vmxnet3 NIC offers what; qom-get nicN stat-... reads its counters).
+# testdev_nics: "nicN:PROPS" for every test-device NIC (the selftests'
+# lib/testdev.sh can tell which vmxnet3 NIC offers what; qom-get nicN
+# stat-... reads its counters).
 testdev_nics() {
 	local n i=0 all=()
 	[ $TAP = 1 ] && all+=("$TAP_NIC" virtio)

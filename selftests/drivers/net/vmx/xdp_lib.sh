@@ -9,7 +9,8 @@
 #   xdp_redirect_devmap, XDP_PORT_XSK 7781 xdp_redirect_xsk.
 # xdp_pkt.py (run in the peer netns) sends known frames and checks what
 # comes back byte for byte; pp_check.py looks for leaked page_pool pages.
-# The counter helpers (estat, snap, sdelta, near, mac_of...) are in lib.sh.
+# The counter helpers (estat, snap, sdelta, near...) are lib.sh's, in
+# lib/counters.sh; mac_of and peer_mac in lib/net.sh.
 
 XDP_PROGS=$VMX_LIB_DIR/progs
 XDP_PKT=$VMX_LIB_DIR/xdp_pkt.py
