@@ -19,17 +19,19 @@
 #             kernel bugs in ACPI and PCI MSI error paths)
 #   open      ip link set up
 #   rings     ethtool -G (small rings, to keep the sweep short)
-#   channels  ethtool -L combined 1 -> max (issue 11 item 4: the
-#             real_num_{tx,rx}_queues increase allocates queue kobjects)
+#   channels  ethtool -L combined 1 -> max (raising
+#             real_num_{tx,rx}_queues allocates queue kobjects, which can
+#             fail too)
 #   mtu       ip link set mtu 1500 -> 3000
 #   xdp       XDP attach (xdp_pass) and detach
 # After each injected run: a refused operation exits non-zero with a
 # message and leaves the state (up, MTU, channels, rings, XDP) as it was; an
 # operation that went through shows the new state; either way the real
 # queue counts equal the channel count (/sys/class/net/IF/queues/tx-*,
-# rx-*: issue 11 item 4), the interface still passes traffic to the peer
-# after the operation is undone, and no kernel splat (BUG/WARNING/KASAN/
-# lockdep/DMA-API) appeared since the run started.
+# rx-*: a count above the channels is a TX queue without a ring), the
+# interface still passes traffic to the peer after the operation is
+# undone, and no kernel splat (BUG/WARNING/KASAN/lockdep/DMA-API) appeared
+# since the run started.
 #
 # Data paths, probability 100 while a load runs, then off:
 #   rxrefill  fail_page_alloc, aimed at the page_pool's page allocations
@@ -45,7 +47,7 @@
 #             running a driver without a retry recovered too), while the
 #             DUT transmitted nothing (tx_packets unchanged: no
 #             TX-completion interrupt restarted it); queue 0's
-#             rx-alloc-fail (qstats) grew (issue 11 item 11).
+#             rx-alloc-fail (qstats) grew: the failures are counted.
 #   txlin     failslab + fail_page_alloc while tx_frags.py sends
 #             17-fragment datagrams the driver must linearize: the
 #             linearization fails, the datagrams are dropped and counted;
@@ -310,7 +312,7 @@ fi_sweep() {
 		if ! queues_consistent > "$VMX_TMP/qc.out"; then
 			why+=" $(cat "$VMX_TMP/qc.out");"
 			# traffic now may crash the kernel (a TX queue without
-			# a ring, issue 11 item 4): say so first, then repair
+			# a ring): say so first, then repair
 			# (the operation without a fault, and the undo)
 			echo "n=$n: BAD: $(cat "$VMX_TMP/qc.out")"
 			echo "vmx-faults: $path n=$n bad: $(cat "$VMX_TMP/qc.out")" > /dev/kmsg

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tdev_queues.sh - a device that reports fewer TX queues than two per
-# channel (issue 11 item 7): the test device's max-tx-queues /
-# max-rx-queues (GET_MAX_QUEUES_CONF) on a NIC of group tdevrev
+# channel: the test device's max-tx-queues / max-rx-queues
+# (GET_MAX_QUEUES_CONF) on a NIC of group tdevrev
 # (max-tx-queues=4,max-rx-queues=4 with --smp 4: 4 channels). vmx keeps the
 # TX and RX limits apart: the channels follow both, no dedicated XDP TX
 # queue is set up when there is no room for one, and with an XDP program

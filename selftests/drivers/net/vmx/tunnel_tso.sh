@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tunnel_tso.sh - Geneve/VXLAN offloads (revision 4+, issue 15): tunnels
+# tunnel_tso.sh - Geneve/VXLAN offloads (revision 4+): tunnels
 # between the DUT (over the vmx NIC) and the virtio peer, TSO on; 16 MB of
 # random data through each tunnel DUT->peer (and one peer->DUT) must arrive
 # byte-identical (sha256; inner IPv6: iperf3, few retransmits), the DUT's tx*_tso_tunnel counter must move (the
