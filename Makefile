@@ -43,8 +43,8 @@ ALL_KDIRS := $(sort $(wildcard /usr/src/linux-headers-6.12.*-amd64) \
 KDIR_DEBUG = $(shell $(SRC)/tools/kernels/build.sh --cached 2>/dev/null)
 # the newest Debian source kernel (tools/kernels/newest.sh) once built
 KDIR_NEWESTK = $(shell $(SRC)/tools/kernels/newest.sh --cached 2>/dev/null)
-SOURCES := Kbuild VERSION vmx_drv.c vmx_rx.c vmx_tx.c vmx_xdp.c vmx_ethtool.c \
-	   vmx.h vmx_defs.h vmx_compat.h
+SOURCES := Kbuild VERSION vmx_drv.c vmx_irq.c vmx_stats.c vmx_rx.c vmx_tx.c \
+	   vmx_xdp.c vmx_ethtool.c vmx.h vmx_defs.h vmx_compat.h
 
 .PHONY: all modules all-kernels check clean demo test test-extra deb bench setup kernels \
 	modules-debug check-debug test-debug kernel-newest modules-newest check-newest \

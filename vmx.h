@@ -454,12 +454,31 @@ static inline u32 vmx_ring_next(u32 idx, u32 size, u32 *gen)
 
 /* vmx_drv.c */
 u32 vmx_cmd(struct vmx_priv *vp, u32 cmd);
+void vmx_cmd_nr(struct vmx_priv *vp, u32 cmd);
 void vmx_schedule_reset(struct vmx_priv *vp);
 int vmx_reconfigure(struct vmx_priv *vp, const struct vmx_qset *want,
 		    struct netlink_ext_ack *extack);
-void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
 bool vmx_qset_shrink(struct vmx_qset *qs);
 u32 vmx_xdp_queues(const struct vmx_priv *vp, u32 nq);
+
+/* vmx_irq.c */
+void vmx_mask_all(struct vmx_priv *vp, bool mask);
+int vmx_alloc_vectors(struct vmx_priv *vp, u32 conf_type);
+void vmx_free_irqs(struct vmx_priv *vp);
+int vmx_request_irqs(struct vmx_priv *vp);
+void vmx_sync_irqs(struct vmx_priv *vp);
+void vmx_napi_list(struct vmx_priv *vp, u32 nq);
+
+/* vmx_stats.c */
+void vmx_fold_dev_stats(struct vmx_priv *vp, bool baseline);
+void vmx_carry_queue_stats_locked(struct vmx_priv *vp, struct vmx_qset *qs,
+				  const struct vmx_qset *next);
+void vmx_qset_zero_stats(struct vmx_qset *qs);
+void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
+void vmx_get_stats64(struct net_device *nd, struct rtnl_link_stats64 *st);
+#ifdef VMX_HAVE_QSTATS
+extern const struct netdev_stat_ops vmx_stat_ops;
+#endif
 
 /* vmx_rx.c */
 int vmx_rxq_alloc(struct vmx_priv *vp, struct vmx_rxq *rxq, u16 qid,

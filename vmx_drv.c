@@ -2,8 +2,10 @@
 /*
  * vmx: driver for the VMware vmxnet3 paravirtual NIC.
  *
- * This file: PCI probe/remove, revision negotiation, interrupts, NAPI,
- * device activation/quiesce/reset, reconfiguration and the netdev ops.
+ * This file: PCI probe/remove, revision negotiation, RX filters, RSS,
+ * coalescing, device activation/quiesce/reset, reconfiguration, power
+ * management and the netdev ops. Interrupts and NAPI are in vmx_irq.c,
+ * statistics in vmx_stats.c.
  */
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
@@ -40,8 +42,14 @@ u32 vmx_cmd(struct vmx_priv *vp, u32 cmd)
 	return ret;
 }
 
-/* A command with no result: the CMD register is not read back. */
-static void vmx_cmd_nr(struct vmx_priv *vp, u32 cmd)
+/**
+ * vmx_cmd_nr() - issue a device command that has no result
+ * @vp: device
+ * @cmd: command code
+ *
+ * The CMD register is not read back.
+ */
+void vmx_cmd_nr(struct vmx_priv *vp, u32 cmd)
 {
 	unsigned long flags;
 
@@ -61,509 +69,6 @@ static void vmx_read_mac(struct vmx_priv *vp, u8 *mac)
 	put_unaligned_le32(vmx_rd_vd(vp, VMX_REG_MACL), mac);
 	put_unaligned_le16(vmx_rd_vd(vp, VMX_REG_MACH) & 0xffff, mac + 4);
 }
-
-/* ---- interrupts ---- */
-
-/* The XDP TX vector is only unmasked while frames are in flight. */
-static void vmx_mask_all(struct vmx_priv *vp, bool mask)
-{
-	u32 i;
-
-	for (i = 0; i < vp->num_vecs; i++)
-		vmx_mask_vec(vp, i, mask || i == vp->xdp_vec);
-}
-
-/* Read and acknowledge pending events; the work item acts on them. */
-static void vmx_check_events(struct vmx_priv *vp)
-{
-	u32 ecr = le32_to_cpu(READ_ONCE(vp->shared->ecr));
-
-	if (!ecr)
-		return;
-	vmx_wr_vd(vp, VMX_REG_ECR, ecr);
-	atomic_or(ecr, &vp->events);
-	schedule_work(&vp->event_work);
-}
-
-static irqreturn_t vmx_intr_queue(int irq, void *data)
-{
-	struct vmx_qvec *qv = data;
-
-	if (qv->vp->mask_mode == VMX_IMM_ACTIVE)
-		vmx_mask_vec(qv->vp, qv->idx, true);
-	napi_schedule_irqoff(&qv->napi);
-	return IRQ_HANDLED;
-}
-
-static irqreturn_t vmx_intr_event(int irq, void *data)
-{
-	struct vmx_priv *vp = data;
-
-	if (vp->mask_mode == VMX_IMM_ACTIVE)
-		vmx_mask_vec(vp, vp->event_vec, true);
-	vmx_check_events(vp);
-	vmx_mask_vec(vp, vp->event_vec, false);
-	return IRQ_HANDLED;
-}
-
-/* Completions of the dedicated XDP TX queues: their NAPIs reclaim them. */
-static irqreturn_t vmx_intr_xdp(int irq, void *data)
-{
-	struct vmx_priv *vp = data;
-	u32 q;
-
-	/* stays masked until a sender leaves frames in flight again */
-	if (vp->mask_mode == VMX_IMM_ACTIVE)
-		vmx_mask_vec(vp, vp->xdp_vec, true);
-	for (q = 0; q < vp->qs.nxdp; q++)
-		napi_schedule_irqoff(&vp->qv[q].napi);
-	return IRQ_HANDLED;
-}
-
-/* MSI or INTx: one vector for queue pair 0 and the events. */
-static irqreturn_t vmx_intr_single(int irq, void *data)
-{
-	struct vmx_priv *vp = data;
-
-	if (vp->intr_type == VMX_IT_INTX && !vmx_rd_vd(vp, VMX_REG_ICR))
-		return IRQ_NONE;
-	if (vp->mask_mode == VMX_IMM_ACTIVE)
-		vmx_mask_vec(vp, 0, true);
-	vmx_check_events(vp);
-	napi_schedule_irqoff(&vp->qv[0].napi);
-	return IRQ_HANDLED;
-}
-
-static int vmx_alloc_vectors(struct vmx_priv *vp, u32 conf_type)
-{
-	struct pci_dev *pdev = vp->pdev;
-	int n;
-
-	vp->xdp_vec = VMX_NO_VEC;
-	/*
-	 * Events on vector 0, the XDP TX queues on 1, then one per queue
-	 * pair: whatever the channel count, the vectors of a configuration
-	 * the device reads from the legacy block (at most 8 TX queues) stay
-	 * below its 25, while the extended block reaches every one.
-	 */
-	if (conf_type == VMX_INTR_TYPE_AUTO || conf_type == VMX_INTR_TYPE_MSIX) {
-		n = pci_alloc_irq_vectors(pdev, 2, vp->max_queues + 2,
-					  PCI_IRQ_MSIX);
-		if (n > 0) {
-			vp->intr_type = VMX_IT_MSIX;
-			vp->num_vecs = n;
-			vp->event_vec = 0;
-			if (n == vp->max_queues + 2)
-				vp->xdp_vec = 1;
-			else
-				vp->max_queues = n - 1;
-			return 0;
-		}
-	}
-	vp->max_queues = 1;
-	vp->num_vecs = 1;
-	vp->event_vec = 0;
-	if (conf_type != VMX_INTR_TYPE_INTX &&
-	    pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI) == 1) {
-		vp->intr_type = VMX_IT_MSI;
-		return 0;
-	}
-	n = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX);
-	if (n != 1)
-		return n < 0 ? n : -ENODEV;
-	vp->intr_type = VMX_IT_INTX;
-	return 0;
-}
-
-static void vmx_free_irqs(struct vmx_priv *vp)
-{
-	u32 i;
-
-	if (vp->intr_type != VMX_IT_MSIX) {
-		free_irq(pci_irq_vector(vp->pdev, 0), vp);
-		return;
-	}
-	for (i = 0; i < vp->max_queues; i++)
-		free_irq(pci_irq_vector(vp->pdev, vp->qv[i].idx), &vp->qv[i]);
-	if (vp->xdp_vec != VMX_NO_VEC)
-		free_irq(pci_irq_vector(vp->pdev, vp->xdp_vec), vp);
-	free_irq(pci_irq_vector(vp->pdev, vp->event_vec), vp);
-}
-
-static int vmx_request_irqs(struct vmx_priv *vp)
-{
-	struct net_device *nd = vp->netdev;
-	u32 i;
-	int err;
-
-	if (vp->intr_type != VMX_IT_MSIX) {
-		snprintf(vp->qv[0].name, sizeof(vp->qv[0].name), "%s", nd->name);
-		err = request_irq(pci_irq_vector(vp->pdev, 0), vmx_intr_single,
-				  vp->intr_type == VMX_IT_INTX ? IRQF_SHARED : 0,
-				  vp->qv[0].name, vp);
-		if (!err)
-			vmx_napi_set_irq(&vp->qv[0].napi,
-					 pci_irq_vector(vp->pdev, 0));
-		return err;
-	}
-	for (i = 0; i < vp->max_queues; i++) {
-		struct vmx_qvec *qv = &vp->qv[i];
-
-		snprintf(qv->name, sizeof(qv->name), "%s-rxtx-%u", nd->name, i);
-		err = request_irq(pci_irq_vector(vp->pdev, qv->idx),
-				  vmx_intr_queue, 0, qv->name, qv);
-		if (err)
-			goto err_free;
-	}
-	if (vp->xdp_vec != VMX_NO_VEC) {
-		snprintf(vp->xdp_irq_name, sizeof(vp->xdp_irq_name),
-			 "%s-xdp-tx", nd->name);
-		err = request_irq(pci_irq_vector(vp->pdev, vp->xdp_vec),
-				  vmx_intr_xdp, 0, vp->xdp_irq_name, vp);
-		if (err)
-			goto err_free;
-	}
-	err = request_irq(pci_irq_vector(vp->pdev, vp->event_vec),
-			  vmx_intr_event, 0, nd->name, vp);
-	if (!err)
-		return 0;
-	if (vp->xdp_vec != VMX_NO_VEC)
-		free_irq(pci_irq_vector(vp->pdev, vp->xdp_vec), vp);
-err_free:
-	while (i--)
-		free_irq(pci_irq_vector(vp->pdev, vp->qv[i].idx), &vp->qv[i]);
-	return err;
-}
-
-static void vmx_sync_irqs(struct vmx_priv *vp)
-{
-	u32 i;
-
-	for (i = 0; i < vp->num_vecs; i++)
-		synchronize_irq(pci_irq_vector(vp->pdev, i));
-}
-
-/* ---- NAPI ---- */
-
-static int vmx_poll(struct napi_struct *napi, int budget)
-{
-	struct vmx_qvec *qv = container_of(napi, struct vmx_qvec, napi);
-	struct vmx_priv *vp = qv->vp;
-	struct vmx_qset *qs = &vp->qs;
-	u32 i = qv - vp->qv;
-	struct vmx_txq *xq = NULL;
-	int work = 0;
-
-	/* netpoll (budget 0): skb completions only, no XDP, no RX */
-	vmx_tx_clean(&qs->txq[i], budget, !budget);
-	if (!budget)
-		return 0;
-	if (i < qs->nxdp) {
-		xq = &qs->txq[qs->nq + i];
-		/*
-		 * Unlocked look first: a sender holding the lock reclaims
-		 * (and re-arms the XDP TX vector for what stays in flight)
-		 * itself. A queue with nothing completed and nothing in
-		 * flight needs nothing; one with frames in flight needs the
-		 * locked visit even with nothing completed yet: the XDP TX
-		 * interrupt masked the vector for every queue, and this
-		 * queue's re-arm is what lets its later completions in.
-		 */
-		if (data_race(vmx_tx_pending(xq) || xq->clean != xq->kicked))
-			vmx_xdp_txq_poll(xq);
-		/* the XDP TX vector, if there is one, reports the rest */
-		if (vp->xdp_vec != VMX_NO_VEC)
-			xq = NULL;
-	}
-
-	work = vmx_rx_poll(&qs->rxq[i], budget);
-	/* zero-copy AF_XDP: the channel's TX ring; more waiting, poll again */
-	if (i < qs->nxdp && qs->txq[qs->nq + i].xsk_pool &&
-	    vmx_xsk_xmit(&qs->txq[qs->nq + i], budget) >= budget)
-		work = budget;
-	if (work >= budget)
-		return budget;
-
-	if (napi_complete_done(napi, work)) {
-		vmx_mask_vec(vp, qv->idx, false);
-		/* an event that raced with the unmask is not lost */
-		if (vmx_rx_pending(&qs->rxq[i]) ||
-		    vmx_tx_pending(&qs->txq[i]) || (xq && vmx_tx_pending(xq)))
-			napi_schedule(napi);
-	}
-	return work;
-}
-
-/* ---- statistics ---- */
-
-/* Fold the device counters into the totals; device must be active. */
-static void vmx_fold_dev_stats(struct vmx_priv *vp, bool baseline)
-{
-	struct vmx_qset *qs = &vp->qs;
-	unsigned long flags;
-	u32 q, k;
-
-	vmx_cmd_nr(vp, VMX_CMD_GET_STATS);
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	for (q = 0; q < qs->nq + qs->nxdp; q++) {
-		const __le64 *c = (const __le64 *)&vmx_txq_desc(vp, q)->stats;
-
-		for (k = 0; k < VMX_DEV_STATS; k++) {
-			u64 v = le64_to_cpu(c[k]), *last = &vp->dev_last_tx[q][k];
-
-			if (!baseline)
-				vp->base.dev_tx[k] += v >= *last ? v - *last : v;
-			*last = v;
-		}
-	}
-	for (q = 0; q < qs->nq; q++) {
-		const __le64 *c = (const __le64 *)&vmx_rxq_desc(vp, q)->stats;
-
-		for (k = 0; k < VMX_DEV_STATS; k++) {
-			u64 v = le64_to_cpu(c[k]), *last = &vp->dev_last_rx[q][k];
-
-			if (!baseline)
-				vp->base.dev_rx[k] += v >= *last ? v - *last : v;
-			*last = v;
-		}
-	}
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-}
-
-/* The TX queue of @next that takes over from queue @q of @qs, or NULL. */
-static struct vmx_txq *vmx_txq_successor(const struct vmx_qset *qs, u32 q,
-					 const struct vmx_qset *next)
-{
-	if (!next->txq)
-		return NULL;
-	if (q < qs->nq)
-		return q < next->nq ? &next->txq[q] : NULL;
-	q -= qs->nq;
-	return q < next->nxdp ? &next->txq[next->nq + q] : NULL;
-}
-
-/*
- * Hand the counters of the live set @qs over to @next, which is not running
- * yet: a queue that exists in both keeps counting where it was (ethtool -S
- * and the per-queue netdev stats do not restart on a ring resize or an XDP
- * attach), the counters of a queue that goes away move into the base.
- */
-static void vmx_carry_queue_stats_locked(struct vmx_priv *vp,
-					 struct vmx_qset *qs,
-					 const struct vmx_qset *next)
-{
-	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM];
-	struct vmx_txq *to;
-	u32 q, k;
-
-	if (!qs->txq)
-		return;
-	for (q = 0; q < qs->nq; q++) {
-		vmx_rxq_read_stats(&qs->rxq[q], rx);
-		if (next->rxq && q < next->nq) {
-			memcpy(next->rxq[q].stats.s, rx, sizeof(rx));
-			continue;
-		}
-		for (k = 0; k < VMX_RXS_NUM; k++)
-			vp->base.rx[k] += rx[k];
-	}
-	for (q = 0; q < qs->nq + qs->nxdp; q++) {
-		vmx_txq_read_stats(&qs->txq[q], tx);
-		to = vmx_txq_successor(qs, q, next);
-		if (to) {
-			memcpy(to->stats.s, tx, sizeof(tx));
-			memset(to->cstats.s, 0, sizeof(to->cstats.s));
-			continue;
-		}
-		for (k = 0; k < VMX_TXS_NUM; k++)
-			vp->base.tx[k] += tx[k];
-	}
-}
-
-/*
- * Make @next the live queue set. The counters of the set it replaces are
- * carried over or go into the base in the same step, so readers never see
- * totals drop.
- */
-static void vmx_qset_publish(struct vmx_priv *vp, const struct vmx_qset *next)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	vmx_carry_queue_stats_locked(vp, &vp->qs, next);
-	vp->qs = *next;
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-}
-
-/* A set whose counters are already in the base starts counting afresh. */
-static void vmx_qset_zero_stats(struct vmx_qset *qs)
-{
-	u32 q;
-
-	for (q = 0; q < qs->nq; q++)
-		memset(qs->rxq[q].stats.s, 0, sizeof(qs->rxq[q].stats.s));
-	for (q = 0; q < qs->nq + qs->nxdp; q++) {
-		memset(qs->txq[q].stats.s, 0, sizeof(qs->txq[q].stats.s));
-		memset(qs->txq[q].cstats.s, 0, sizeof(qs->txq[q].cstats.s));
-	}
-}
-
-/*
- * The base (queues no longer in use) plus the XDP TX queues, and with
- * @stack also the stack's queues. Under stats_lock, which keeps the queue
- * set from being swapped.
- */
-static void vmx_sum_queues(struct vmx_priv *vp, u64 *rx, u64 *tx, bool stack)
-{
-	u64 r[VMX_RXS_NUM], t[VMX_TXS_NUM];
-	struct vmx_qset *qs = &vp->qs;
-	u32 q, k;
-
-	memcpy(rx, vp->base.rx, sizeof(vp->base.rx));
-	memcpy(tx, vp->base.tx, sizeof(vp->base.tx));
-	for (q = stack ? 0 : qs->nq; qs->txq && q < qs->nq + qs->nxdp; q++) {
-		vmx_txq_read_stats(&qs->txq[q], t);
-		for (k = 0; k < VMX_TXS_NUM; k++)
-			tx[k] += t[k];
-	}
-	for (q = 0; stack && qs->rxq && q < qs->nq; q++) {
-		vmx_rxq_read_stats(&qs->rxq[q], r);
-		for (k = 0; k < VMX_RXS_NUM; k++)
-			rx[k] += r[k];
-	}
-}
-
-/**
- * vmx_get_base_totals() - counters of queues no longer in use, plus the
- * XDP TX queues, which the stack does not see as queues
- * @vp: device
- * @rx: VMX_RXS_NUM values
- * @tx: VMX_TXS_NUM values
- */
-void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	vmx_sum_queues(vp, rx, tx, false);
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-}
-
-static void vmx_get_stats64(struct net_device *nd,
-			    struct rtnl_link_stats64 *st)
-{
-	u64 rx[VMX_RXS_NUM], tx[VMX_TXS_NUM], dtx[VMX_DEV_STATS];
-	struct vmx_priv *vp = netdev_priv(nd);
-	u64 drx[VMX_DEV_STATS];
-	unsigned long flags;
-
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	vmx_sum_queues(vp, rx, tx, true);
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-	if (test_bit(VMX_S_UP, &vp->state))
-		vmx_fold_dev_stats(vp, false);
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	memcpy(dtx, vp->base.dev_tx, sizeof(dtx));
-	memcpy(drx, vp->base.dev_rx, sizeof(drx));
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-
-	st->rx_packets = rx[VMX_RXS_PACKETS];
-	st->rx_bytes = rx[VMX_RXS_BYTES];
-	st->tx_packets = tx[VMX_TXS_PACKETS];
-	st->tx_bytes = tx[VMX_TXS_BYTES];
-	st->multicast = drx[offsetof(struct vmx_rx_stats, mcast_pkts) / 8];
-	st->rx_missed_errors = drx[offsetof(struct vmx_rx_stats, nobuf_pkts) / 8];
-	st->rx_errors = drx[offsetof(struct vmx_rx_stats, err_pkts) / 8] +
-			rx[VMX_RXS_BAD_DESC];
-	st->rx_length_errors = rx[VMX_RXS_RUNT];
-	st->rx_errors += rx[VMX_RXS_RUNT];
-	st->rx_dropped = rx[VMX_RXS_DROP] + rx[VMX_RXS_DEV_ERR];
-	st->tx_errors = dtx[offsetof(struct vmx_tx_stats, err_pkts) / 8] +
-			tx[VMX_TXS_BAD_DESC];
-	st->tx_dropped = dtx[offsetof(struct vmx_tx_stats, discard_pkts) / 8] +
-			 tx[VMX_TXS_DROP];
-}
-
-#ifdef VMX_HAVE_QSTATS
-static void vmx_fill_qstats_rx(const u64 *r, struct netdev_queue_stats_rx *st)
-{
-	st->packets = r[VMX_RXS_PACKETS];
-	st->bytes = r[VMX_RXS_BYTES];
-	st->alloc_fail = r[VMX_RXS_ALLOC_FAIL];
-	st->csum_unnecessary = r[VMX_RXS_CSUM_OK];
-	st->csum_none = r[VMX_RXS_CSUM_NONE];
-	st->hw_gro_packets = r[VMX_RXS_LRO_PKTS];
-	st->hw_gro_bytes = r[VMX_RXS_LRO_BYTES];
-}
-
-static void vmx_fill_qstats_tx(const u64 *t, struct netdev_queue_stats_tx *st)
-{
-	st->packets = t[VMX_TXS_PACKETS];
-	st->bytes = t[VMX_TXS_BYTES];
-	st->hw_gso_packets = t[VMX_TXS_TSO_PKTS];
-	st->hw_gso_bytes = t[VMX_TXS_TSO_BYTES];
-	st->needs_csum = t[VMX_TXS_CSUM];
-	st->stop = t[VMX_TXS_STOP];
-	st->wake = t[VMX_TXS_WAKE];
-}
-
-/*
- * The kernel asks for every real queue, even while the device is down and
- * has no queues (a device-scope qstats dump needs no privilege): then the
- * base holds all the counters and a queue reports nothing.
- */
-static void vmx_qstat_rx(struct net_device *nd, int idx,
-			 struct netdev_queue_stats_rx *st)
-{
-	struct vmx_priv *vp = netdev_priv(nd);
-	u64 r[VMX_RXS_NUM];
-	unsigned long flags;
-	bool have;
-
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	have = vp->qs.rxq && idx < vp->qs.nq;
-	if (have)
-		vmx_rxq_read_stats(&vp->qs.rxq[idx], r);
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-	if (have)
-		vmx_fill_qstats_rx(r, st);
-}
-
-static void vmx_qstat_tx(struct net_device *nd, int idx,
-			 struct netdev_queue_stats_tx *st)
-{
-	struct vmx_priv *vp = netdev_priv(nd);
-	u64 t[VMX_TXS_NUM];
-	unsigned long flags;
-	bool have;
-
-	spin_lock_irqsave(&vp->stats_lock, flags);
-	have = vp->qs.txq && idx < vp->qs.nq;
-	if (have)
-		vmx_txq_read_stats(&vp->qs.txq[idx], t);
-	spin_unlock_irqrestore(&vp->stats_lock, flags);
-	if (have)
-		vmx_fill_qstats_tx(t, st);
-}
-
-static void vmx_qstat_base(struct net_device *nd,
-			   struct netdev_queue_stats_rx *rx,
-			   struct netdev_queue_stats_tx *tx)
-{
-	struct vmx_priv *vp = netdev_priv(nd);
-	u64 r[VMX_RXS_NUM], t[VMX_TXS_NUM];
-
-	vmx_get_base_totals(vp, r, t);
-	vmx_fill_qstats_rx(r, rx);
-	vmx_fill_qstats_tx(t, tx);
-}
-
-static const struct netdev_stat_ops vmx_stat_ops = {
-	.get_queue_stats_rx	= vmx_qstat_rx,
-	.get_queue_stats_tx	= vmx_qstat_tx,
-	.get_base_stats		= vmx_qstat_base,
-};
-#endif
 
 /* ---- RX filters ---- */
 
@@ -1062,6 +567,21 @@ static void vmx_down(struct vmx_priv *vp, bool closing)
 		vmx_rxq_stop(&qs->rxq[q]);
 }
 
+/*
+ * Make @next the live queue set. The counters of the set it replaces are
+ * carried over or go into the base in the same step, so readers never see
+ * totals drop.
+ */
+static void vmx_qset_publish(struct vmx_priv *vp, const struct vmx_qset *next)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	vmx_carry_queue_stats_locked(vp, &vp->qs, next);
+	vp->qs = *next;
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+}
+
 static void vmx_qset_free(struct vmx_priv *vp, struct vmx_qset *qs)
 {
 	u32 q;
@@ -1150,30 +670,6 @@ err:
 	qs->rxq = NULL;
 	qs->txq = NULL;
 	return err;
-}
-
-/*
- * NAPI instances are listed for the active channels only: the core walks
- * every listed one (threaded mode, busy poll, netlink dumps), and one that
- * is never enabled makes 7.3's napi_set_threaded() wait for it forever.
- * Every instance was added once at probe, and a deleted one keeps the
- * disabled state, so an interrupt on an inactive channel's vector
- * schedules nothing. Called under rtnl with the instances beyond @nq
- * disabled.
- */
-static void vmx_napi_list(struct vmx_priv *vp, u32 nq)
-{
-	u32 q;
-
-	for (q = vp->nr_napi; q < nq; q++) {
-		vmx_napi_add(vp->netdev, &vp->qv[q].napi, vmx_poll, q);
-		if (vp->intr_type == VMX_IT_MSIX)
-			vmx_napi_set_irq(&vp->qv[q].napi,
-					 pci_irq_vector(vp->pdev, vp->qv[q].idx));
-	}
-	for (q = nq; q < vp->nr_napi; q++)
-		netif_napi_del(&vp->qv[q].napi);
-	vp->nr_napi = nq;
 }
 
 /* Both counts or neither: xmit must never see more TX queues than exist. */
