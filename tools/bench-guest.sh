@@ -32,14 +32,19 @@ OUT=${1:?usage: bench-guest.sh OUT.jsonl}
 # ======================================================================
 # Counting mode (BENCH_MODE=count, the default): exact per-packet costs.
 # Booted by tools/bench.sh with the vmxcount TCG plugin (tools/count/) and
-# three NICs on the hub: vmxnet3 (DUT), vmxnet3 (DUT2, the ndo_xdp_xmit
-# source), virtio (generator, netns hpeer). vmx and the in-tree vmxnet3 are
-# loaded in turn in the order BENCH_ORDER (ABBA); every cell sends a fixed
-# number of packets between two markers (vmx-mark, which the plugin sees),
-# so the plugin's per-vCPU instruction counts and MMIO counts between the
-# markers are the cell's. CPU 0 does the DUT's work only: every interrupt
-# but the DUT's and DUT2's is moved to CPU 1, and this script, pktgen (for
-# the RX cells), xdp-bench and the markers run on CPU 1.
+# five NICs on the hub, in PCI order: vmxnet3 (DUT), vmxnet3 (DUT2, the
+# ndo_xdp_xmit source), virtio (generator, netns hpeer), virtio (the
+# virtio_net DUT) and virtio (its DUT2). vmx, the in-tree vmxnet3 and the
+# in-tree virtio_net are loaded in turn in the order BENCH_ORDER (ABCCBA);
+# virtio_net stays loaded for the generator, so its "load" binds the two
+# virtio DUT devices to it and its "unload" unbinds them (unbound outside
+# their loads, as the vmxnet3 NICs are while no vmxnet3 driver is loaded).
+# Every cell sends a fixed number of packets between two markers
+# (vmx-mark, which the plugin sees), so the plugin's per-vCPU instruction
+# counts and MMIO counts between the markers are the cell's. All three DUTs
+# get frames from the same generator. CPU 0 does the DUT's work only: every
+# interrupt but the DUT's and DUT2's is moved to CPU 1, and this script,
+# pktgen (for the RX cells), xdp-bench and the markers run on CPU 1.
 #
 # Env: BENCH_COUNT_DIR (set by tools/bench.sh: where vmx-mark is),
 #   BENCH_CELLS ("drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64"):
@@ -50,8 +55,9 @@ OUT=${1:?usage: bench-guest.sh OUT.jsonl}
 #     stream of BENCH_TCP_MB (20) MiB, DUT receiving or sending; the cell's
 #     "packets" are KiB, so its figures are per KiB)
 #   BENCH_PACKETS (20000) per cell, BENCH_PPS (10000): the generator's pace
-#     (bursts of 32; both drivers keep up, so both see the same pattern;
-#     0 = as fast as pktgen goes), BENCH_ORDER ("vmx vmxnet3 vmxnet3 vmx"),
+#     (bursts of 32; the drivers keep up, so all see the same pattern;
+#     0 = as fast as pktgen goes), BENCH_ORDER ("vmx vmxnet3 virtio_net
+#     virtio_net vmxnet3 vmx"; virtio_net needs the fourth and fifth NIC),
 #   BENCH_IDLE_SECS (2): an idle window per driver load (CPU 0's
 #     instructions per second with no traffic: timer ticks and the like).
 # Output: one JSON line per cell (and per idle window) with the two marker
@@ -74,24 +80,30 @@ count_main() {
 	pin_irqs . 2
 	mapfile -t slots < <(pci_ifs)
 	[ ${#slots[@]} -ge 3 ] || { log "need 3 NICs, found ${#slots[@]}"; exit 2; }
-	SLOT_DUT=${slots[0]} SLOT_DUT2=${slots[1]}
+	XSLOT_DUT=${slots[0]} XSLOT_DUT2=${slots[1]}
+	VSLOT_DUT=${slots[3]:-} VSLOT_DUT2=${slots[4]:-}
 	modprobe virtio_net
 	modprobe pktgen
 	sleep 1
+	# the virtio DUTs wait unbound for their load
+	for s in $VSLOT_DUT $VSLOT_DUT2; do
+		virtio_bind unbind "$s"
+	done
 	hpeer_setup "$(ifname_of "${slots[2]}")"
 	GEN_MAC=$(ip netns exec hpeer cat /sys/class/net/gen/address)
 	pin_irqs . 2
 	load=0
-	for drv in ${BENCH_ORDER:-vmx vmxnet3 vmxnet3 vmx}; do
+	for drv in ${BENCH_ORDER:-vmx vmxnet3 virtio_net virtio_net vmxnet3 vmx}; do
 		load=$((load + 1))
 		log "load $load: $drv"
 		count_load "$drv" || { log "$drv: no interfaces"; exit 1; }
+		count_warmup
 		count_idle "$drv" "$load"
 		for cell in ${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}; do
 			IFS=: read -r CT CM CS <<<"$cell"
 			count_cell "$drv" "$load" "$CT" "$CM" "$CS"
 		done
-		rmmod "$drv"
+		count_unload "$drv"
 		sleep 0.5
 	done
 	if dmesg | grep -qE "WARNING:|BUG:|Oops"; then
@@ -107,33 +119,89 @@ vmx_mark() {
 	"$MARK_BIN" "$MARK_SEQ" || log "vmx-mark $MARK_SEQ failed"
 }
 
+# virtio_bind bind|unbind PCI-SLOT: the slot's virtio device to or from
+# virtio_net (the module stays loaded: the generator is a virtio NIC too).
+virtio_bind() {
+	local v=
+	for v in "/sys/bus/pci/devices/$2/"virtio*; do v=${v##*/}; break; done
+	[ -n "$v" ] && [ "$v" != "virtio*" ] || { log "no virtio device at $2"; return 1; }
+	echo "$v" > "/sys/bus/virtio/drivers/virtio_net/$1" || log "virtio_net $1 $v failed"
+}
+
+# virtio_dev PCI-SLOT: its virtio device's name (virtioN, the prefix of its
+# interrupts' names in /proc/interrupts).
+virtio_dev() {
+	local v
+	for v in "/sys/bus/pci/devices/$1/"virtio*; do echo "${v##*/}"; return; done
+}
+
 count_load() {
-	driver_insert "$1"
+	if [ "$1" = virtio_net ]; then
+		[ -n "$VSLOT_DUT2" ] || { log "virtio_net: no fourth and fifth NIC"; return 1; }
+		SLOT_DUT=$VSLOT_DUT SLOT_DUT2=$VSLOT_DUT2
+		virtio_bind bind "$SLOT_DUT"
+		virtio_bind bind "$SLOT_DUT2"
+		sleep 1
+	else
+		SLOT_DUT=$XSLOT_DUT SLOT_DUT2=$XSLOT_DUT2
+		driver_insert "$1"
+	fi
 	DUT=$(ifname_of "$SLOT_DUT")
 	DUT2=$(ifname_of "$SLOT_DUT2")
 	[ -n "$DUT" ] && [ -n "$DUT2" ] || return 1
+	# the names of the DUT's and DUT2's interrupts start with these
+	IRQ_NAMES="$DUT $DUT2"
+	[ "$1" = virtio_net ] && IRQ_NAMES="$(virtio_dev "$SLOT_DUT") $(virtio_dev "$SLOT_DUT2")"
 	ip addr add 10.99.0.1/24 dev "$DUT"
 	ip link set "$DUT" up
 	ip link set "$DUT2" up
-	pin_irqs "$DUT|$DUT2" 1
+	pin_irqs "$(irq_re)" 1
 	dut_carrier_macs
 	# static neighbour: no ARP in the counted windows
 	ip neigh replace 10.99.0.2 lladdr "$GEN_MAC" dev "$DUT" nud permanent
 	ip -n hpeer neigh replace 10.99.0.1 lladdr "$DUT_MAC" dev gen nud permanent
-	# BAR0 and BAR1 of both NICs (the plugin sees physical addresses)
+	# every memory BAR of both NICs as NIC:BAR:START-END (the plugin sees
+	# physical addresses): vmxnet3 BAR0, BAR1 and BAR2 (MSI-X), virtio
+	# BAR1 (MSI-X) and BAR4 (common, ISR, device and notify regions);
+	# flags 0x200 = IORESOURCE_MEM (virtio's legacy I/O BAR0 is unused
+	# by a modern driver, and port I/O is no memory access to the plugin)
 	BARS=$(for s in "$SLOT_DUT" "$SLOT_DUT2"; do
-		awk 'NR <= 2 { printf "%s-%s ", $1, $2 }' "/sys/bus/pci/devices/$s/resource"
+		tag=dut; [ "$s" = "$SLOT_DUT2" ] && tag=dut2
+		bar=0
+		while read -r a b f && [ $bar -le 5 ]; do
+			(( a && (f & 0x200) )) && printf '%s:%d:%s-%s ' $tag $bar "$a" "$b"
+			bar=$((bar + 1))
+		done < "/sys/bus/pci/devices/$s/resource"
 	done)
+	log "$1: DUT $DUT, DUT2 $DUT2, interrupts $IRQ_NAMES, BARs $BARS"
 	# for the per-function breakdown (tools/bench_report.py)
 	[ -z "${BENCH_HIST:-}" ] || cp /proc/kallsyms "${OUT%.jsonl}.kallsyms.$1"
 }
 
+# count_unload DRIVER: rmmod, or the virtio DUTs unbound from virtio_net.
+count_unload() {
+	if [ "$1" = virtio_net ]; then
+		virtio_bind unbind "$SLOT_DUT"
+		virtio_bind unbind "$SLOT_DUT2"
+	else
+		rmmod "$1"
+	fi
+}
+
+# irq_re: a regex (for pin_irqs) matching the interrupts of IRQ_NAMES: the
+# name itself or NAME-suffix (eth0-rxtx-0, virtio3-input.0).
+irq_re() {
+	local n re=
+	for n in $IRQ_NAMES; do re="$re${re:+|}^$n\$|^$n-"; done
+	echo "$re"
+}
+
 # Interrupts per vector of the DUT and DUT2 as "name count" lines.
 count_irqs() {
-	awk -v a="$DUT" -v b="$DUT2" '$1 ~ /^[0-9]+:$/ && ($NF == a || $NF == b ||
-		index($NF, a "-") == 1 || index($NF, b "-") == 1) {
+	awk -v names="$IRQ_NAMES" 'BEGIN { n = split(names, nm, " ") }
+		$1 ~ /^[0-9]+:$/ { for (j = 1; j <= n; j++) if ($NF == nm[j] || index($NF, nm[j] "-") == 1) {
 		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
-		print $NF, s }' /proc/interrupts
+		print $NF, s; break } }' /proc/interrupts
 }
 
 # Device-side receive drops (no buffer) of interface $1: vmx dev_rx_nobuf,
@@ -158,6 +226,22 @@ count_stats() {
 irq_json() {
 	awk 'BEGIN { printf "{" } FNR == NR { b[$1] = $2; next } $2 != b[$1] {
 		printf "%s\"%s\":%d", n++ ? "," : "", $1, $2 - b[$1] } END { print "}" }' "$1" "$2"
+}
+
+# count_warmup: a few frames into the DUT and DUT2 (and the DUT's ICMP
+# replies out) before the first counted window. x86 moves an MSI-X
+# interrupt to the CPU it was pinned to at its next interrupt, rewriting
+# the vector's MSI-X table entry (4 writes, twice): the virtio DUT's first
+# cell counted those until this. Not counted.
+count_warmup() {
+	local mac
+	for mac in "$DUT_MAC" "$DUT2_MAC"; do
+		count_pktgen gen kpktgend_1 "$mac" 64 64 0 ip netns exec hpeer
+		ip netns exec hpeer bash -c 'echo start > /proc/net/pktgen/pgctrl'
+		count_pktgen_sent gen kpktgend_1 ip netns exec hpeer >/dev/null
+	done
+	ping -q -c 3 -i 0.2 10.99.0.2 >/dev/null 2>&1
+	sleep 0.5
 }
 
 count_idle() {
@@ -269,6 +353,9 @@ count_cell() { # driver load test mode size
 	back1=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
 	if [ -n "$pid" ]; then
 		xdp_stop "$pid"
+		case $t in tx|xdp_xmit) [ $(((back1 - back0) * 2)) -ge "${sent:-0}" ] ||
+			echo "fail: $((back1 - back0)) of ${sent:-0} frames came back" >> /tmp/xdp-bench.out ;;
+		esac
 		if grep -qiE 'error|fail|usage' /tmp/xdp-bench.out; then
 			log "xdp-bench ${xb[*]}:"; sed 's/^/  /' /tmp/xdp-bench.out >&2
 		fi

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# bench.sh - `make bench`: vmx against the in-tree vmxnet3, same guest, same
-# packets. Not a pass/fail test.
+# bench.sh - `make bench`: vmx against the in-tree vmxnet3 and the in-tree
+# virtio_net, same guest, same packets. Not a pass/fail test.
 #
 # Usage: tools/bench.sh [--quick | --time [--quick]]
 #   (default) counting: exact per-packet costs from the vmxcount TCG plugin
 #             (tools/count/): guest instructions on the DUT's vCPU, MMIO
-#             reads/writes per BAR register, interrupts per vector, for a
-#             fixed number of packets per cell, the drivers loaded ABBA in
-#             one guest (tools/bench-guest.sh count_main).
-#   --quick   the counting smoke (~2 min): every default cell once per
+#             reads/writes per BAR register (vmxnet3's registers, virtio's
+#             notify region), interrupts per vector, for a fixed number of
+#             packets per cell, the drivers loaded ABCCBA in one guest
+#             (tools/bench-guest.sh count_main); virtio_net's DUT and DUT2
+#             are two more virtio NICs on the hub, after the generator.
+#   --quick   the counting smoke (~3 min): every default cell once per
 #             driver with few packets; fails unless every cell has numbers
 #   --time    the older wall-clock benchmark (generator-bound on TCG),
 #             several rounds; with --quick one round, 1 s cells, 64 bytes
-# Env (counting): BENCH_CELLS, BENCH_PACKETS, BENCH_PPS, BENCH_ORDER (see
-#      tools/bench-guest.sh), BENCH_HIST=1 (per-function histogram of the
+# Env (counting): BENCH_CELLS, BENCH_PACKETS, BENCH_PPS, BENCH_ORDER
+#      (default "vmx vmxnet3 virtio_net virtio_net vmxnet3 vmx"; --quick
+#      "vmx vmxnet3 virtio_net"; with BENCH_TESTDEV "vmx vmxnet3 vmxnet3
+#      vmx" and "vmx vmxnet3"; see tools/bench-guest.sh), BENCH_HIST=1 (per-function histogram of the
 #      DUT vCPU per cell, from /proc/kallsyms), BENCH_KERNEL (default 6.12),
 #      BENCH_TESTDEV=1 (the DUT and DUT2 are the project's test device at
 #      revision 9, tools/testdev, in its QEMU: frames up to the RX data
@@ -49,10 +53,14 @@ fi
 qemu_version=$("$qemu" --version | head -n1)
 
 if [ $MODE = count ]; then
+	order="vmx vmxnet3 virtio_net virtio_net vmxnet3 vmx" qorder="vmx vmxnet3 virtio_net"
+	# the test device changes nothing for virtio_net
+	[ -z "${BENCH_TESTDEV:-}" ] || order="vmx vmxnet3 vmxnet3 vmx" qorder="vmx vmxnet3"
 	if [ $QUICK = 1 ]; then
-		export BENCH_PACKETS=${BENCH_PACKETS:-3000} BENCH_ORDER=${BENCH_ORDER:-vmx vmxnet3}
+		export BENCH_PACKETS=${BENCH_PACKETS:-3000} BENCH_ORDER=${BENCH_ORDER:-$qorder}
 		export BENCH_IDLE_SECS=${BENCH_IDLE_SECS:-1}
 	fi
+	export BENCH_ORDER=${BENCH_ORDER:-$order}
 	# the default cells (tools/bench-guest.sh): the smoke checks each has numbers
 	export BENCH_CELLS=${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}
 	plug=$(tools/count/build.sh "$qemu")
@@ -72,7 +80,7 @@ if [ $MODE = count ]; then
 		rc=0
 		tools/vm.sh --kernel "${BENCH_KERNEL:-6.12}" "${envs[@]}" \
 			--qemu "-plugin $plug/vmxcount.so,out=$base.marks$hist" \
-			"${nics[@]}" --nic virtio --timeout "${BENCH_TIMEOUT:-3600}" \
+			"${nics[@]}" --nic virtio --nic virtio --nic virtio --timeout "${BENCH_TIMEOUT:-3600}" \
 			--quiet --log "$base.log" -- tools/bench-guest.sh "$base.jsonl" || rc=$?
 		[ $rc != 0 ] && [ ! -s "$base.jsonl" ] && grep -q 'qemu rc=139' "$base.log" &&
 			[ $try != 3 ] || break

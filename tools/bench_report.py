@@ -248,9 +248,26 @@ def parse_marks(path):
     return marks, io, hist, end
 
 
-def bar_reg(bar, off):
-    """Name of a vmxnet3 register: BAR0 doorbells and masks, BAR1 offsets."""
-    if bar == 0:
+# QEMU's virtio-pci modern BAR (7.2 to 10.0): common configuration at 0,
+# ISR at 0x1000, device configuration at 0x2000, notify region at 0x3000
+# with one 4-byte slot per virtqueue (notify_off_multiplier 4); the
+# plugin also names the region (virtio-pci-notify-..., ...).
+VIRTIO_NOTIFY_BASE = 0x3000
+
+
+def bar_reg(bar, off, region=""):
+    """Name of a device register: vmxnet3 BAR0 doorbells and masks, BAR1
+    offsets; virtio's notify slots (virtqueue 0 = RX 0, 1 = TX 0, with one
+    queue pair 2 = the control queue) and configuration regions; MSI-X."""
+    if region.startswith("virtio-pci-notify"):
+        q = (off - VIRTIO_NOTIFY_BASE) // 4
+        return "NOTIFY[%s]" % ({0: "rx0", 1: "tx0"}.get(q, "vq%d" % q))
+    for pre, name in (("virtio-pci-common", "VCOMMON"), ("virtio-pci-isr", "VISR"),
+                      ("virtio-pci-device", "VDEVCFG"), ("msix-table", "MSIX"),
+                      ("msix-pba", "MSIXPBA")):
+        if region.startswith(pre):
+            return "%s+0x%x" % (name, off)
+    if bar == 0 and not region.startswith("virtio"):
         for base, name in ((0xA00, "RXPROD2"), (0x800, "RXPROD"), (0x600, "TXPROD")):
             if base <= off < base + 0x200:
                 return "%s[%d]" % (name, (off - base) // 8)
@@ -260,13 +277,46 @@ def bar_reg(bar, off):
 
 
 def parse_bars(s):
-    """'start-end ...' of DUT BAR0, BAR1, DUT2 BAR0, BAR1."""
+    """'NIC:BAR:start-end ...' (every memory BAR of the DUT and DUT2), or
+    the older 'start-end ...' of DUT BAR0, BAR1, DUT2 BAR0, BAR1."""
     out = []
     names = [("dut", 0), ("dut", 1), ("dut2", 0), ("dut2", 1)]
-    for (nic, bar), r in zip(names, s.split()):
+    for i, r in enumerate(s.split()):
+        if r.count(":") == 2:
+            nic, bar, r = r.split(":")
+            bar = int(bar)
+        elif i < len(names):
+            nic, bar = names[i]
+        else:
+            continue
         a, _, b = r.partition("-")
         out.append((nic, bar, int(a, 16), int(b or a, 16)))
     return out
+
+
+# The virtio core built into the guest kernel (CONFIG_VIRTIO=y,
+# CONFIG_VIRTIO_PCI=y on Debian's 6.12), without a module tag in kallsyms:
+# drivers/virtio/virtio_ring.c (virtqueue_*, vring_* and these statics)
+# and the data-path functions of virtio_pci_common.c and virtio.c. What
+# vmx and vmxnet3 do in their own module (rings, doorbells, interrupt
+# handlers) virtio_net does partly here, so "own + core" is the fair
+# comparison; both are reported.
+VIRTIO_CORE_PREFIXES = ("virtqueue_", "__virtqueue_", "vring_", "__vring_")
+VIRTIO_CORE_NAMES = frozenset((
+    "detach_buf_split", "detach_buf_packed", "more_used", "more_used_split",
+    "more_used_packed", "alloc_indirect_split", "alloc_indirect_packed",
+    "is_used_desc_packed", "packed_last_used", "packed_used_wrap_counter",
+    "virtio_max_dma_size", "virtio_break_device", "__virtio_unbreak_device",
+    "vp_notify", "vp_notify_with_data", "vp_interrupt", "vp_vring_interrupt",
+    "vp_vring_slow_path_interrupt", "vp_config_changed", "vp_synchronize_vectors",
+    "virtio_config_changed", "__virtio_config_changed"))
+
+
+def is_virtio_core(sym):
+    if " " in sym:  # "name [module]": a module's, not the built-in core
+        return False
+    name = sym.split(".")[0]
+    return name in VIRTIO_CORE_NAMES or name.startswith(VIRTIO_CORE_PREFIXES)
 
 
 @functools.lru_cache(maxsize=None)
@@ -319,7 +369,7 @@ def cell_counts(r, marks, io, hist):
             continue
         for nic, bar, a, b in bars:
             if a <= phys <= b:
-                key = "%s %s" % (nic, bar_reg(bar, phys - a))
+                key = "%s %s" % (nic, bar_reg(bar, phys - a, name))
                 regs[key][0] += w1 - w0
                 regs[key][1] += r1 - r0
                 break
@@ -331,6 +381,63 @@ def cell_counts(r, marks, io, hist):
         for a, v in hist.get(seq, {}).items():
             h[a] += v
     return {"insns": d, "regs": dict(regs), "other_io": dict(other), "hist": h}
+
+
+def virtio_table(summary):
+    """vmx, vmxnet3 and virtio_net side by side, and vmx's targets against
+    virtio_net: its own instructions at or below virtio_net's (virtio_net.ko
+    plus the virtio core) in every native XDP cell, exits (register
+    accesses plus interrupts) at or below virtio_net's in every cell."""
+    rows = [r for r in summary if "vmx" in r["drivers"] and "virtio_net" in r["drivers"]]
+    if not rows:
+        return
+    print("\nThree DUTs, per handled packet (tcp: per KiB): own = the driver's own "
+          "instructions (virtio_net: virtio_net.ko + the virtio core; .ko alone in "
+          "brackets), cpu0 = CPU 0 without the timer spin (else net), devw = register "
+          "writes (vmxnet3 BARs; virtio notify), irq = interrupts, exits = register "
+          "accesses + irq")
+    print("%-13s %-6s %4s | %-33s | %-33s | %-40s | %s" % (
+        "test", "mode", "size", "vmx: own cpu0 devw irq", "vmxnet3: own cpu0 devw irq",
+        "virtio_net: own (ko) cpu0 devw irq", "vmx/virtio_net own, exits"))
+
+    def cols(dd, virtio=False):
+        if not dd:
+            return "-"
+        own = dd.get("driver_module")
+        cpu = dd.get("insn_dut_nospin", dd.get("insn_dut_net"))
+        if own is None:
+            o = "%5s" % "-"
+        elif virtio:
+            o = "%5.0f (%4.0f)" % (own + dd.get("virtio_core", 0), own)
+        else:
+            o = "%5.0f" % own
+        return "%s %6.0f %6.4f %6.4f" % (o, cpu, dd["dev_writes"], dd["irqs"])
+
+    for r in rows:
+        vm, vn = r["drivers"]["vmx"], r["drivers"]["virtio_net"]
+        vx = r["drivers"].get("vmxnet3")
+        native = r["mode"] == "native"
+        cmp = {}
+        miss = []
+        if "driver_module" in vm and "driver_module" in vn:
+            vown = vn["driver_module"] + vn.get("virtio_core", 0)
+            cmp["own"] = vm["driver_module"] / vown if vown else float("inf")
+            cmp["own_ko"] = vm["driver_module"] / vn["driver_module"] \
+                if vn["driver_module"] else float("inf")
+            if native and vm["driver_module"] > vown:
+                miss.append("own > virtio_net")
+        ex_vm = vm["exits"] + vm["irqs"]
+        ex_vn = vn["exits"] + vn["irqs"]
+        cmp["exits"] = ex_vm / ex_vn if ex_vn else (1.0 if ex_vm == 0 else float("inf"))
+        cmp["exits_vmx"], cmp["exits_virtio_net"] = ex_vm, ex_vn
+        if ex_vm > ex_vn * 1.0001:
+            miss.append("exits > virtio_net")
+        r["vs_virtio_net"] = cmp
+        r["targets_missed_virtio_net"] = miss
+        print("%-13s %-6s %4s | %-33s | %-33s | %-40s | %s %.2fx%s" % (
+            r["test"], r["mode"], r["size"], cols(vm), cols(vx), cols(vn, True),
+            "%.2fx" % cmp["own"] if "own" in cmp else "-", cmp["exits"],
+            ("  MISS: " + ", ".join(miss)) if miss else ""))
 
 
 def count_main(argv):
@@ -381,7 +488,12 @@ def count_main(argv):
                             % (r["driver"], r["test"], r["mode"], r["size"], r["load"],
                                r["packets"]))
             continue
-        bar0w = sum(w for k, (w, _) in c["regs"].items() if "BAR" not in k.split()[1])
+        # vmxnet3's BAR0 registers (the doorbells and interrupt masks)
+        bar0w = sum(w for k, (w, _) in c["regs"].items()
+                    if k.split()[1].startswith(("IMR", "TXPROD", "RXPROD")))
+        # every write to a register of the DUT or DUT2 (vmxnet3 BAR0/BAR1,
+        # virtio's notify and configuration regions, MSI-X tables)
+        devw = sum(w for w, _ in c["regs"].values())
         exits = sum(w + rd for w, rd in c["regs"].values())
         irqs = sum(r.get("irqs", {}).values())
         m = {
@@ -392,8 +504,10 @@ def count_main(argv):
             "insn_all": sum(c["insns"]) / handled,
             "insn_dut_idle": idle.get(r["load"], 0) * r["secs"] / handled,
             "insn_dut_net": (c["insns"][0] - idle.get(r["load"], 0) * r["secs"]) / handled,
-            "doorbells_tx": sum(w for k, (w, _) in c["regs"].items() if "TXPROD" in k) / handled,
+            "doorbells_tx": sum(w for k, (w, _) in c["regs"].items()
+                                if "TXPROD" in k or "NOTIFY[tx" in k) / handled,
             "bar0_writes": bar0w / handled,
+            "dev_writes": devw / handled,
             "exits": exits / handled,
             "irqs": irqs / handled,
             "regs": {k: [w / handled, rd / handled] for k, (w, rd) in sorted(c["regs"].items())},
@@ -409,6 +523,9 @@ def count_main(argv):
                 m["functions"] = [[k, v / handled] for k, v in top]
                 tag = " [%s]" % r["driver"]
                 m["driver_module"] = sum(v for k, v in fn.items() if k.endswith(tag)) / handled
+                # the built-in virtio core on CPU 0 (virtio_net's rings and
+                # notifications; about 0 for the other drivers)
+                m["virtio_core"] = sum(v for k, v in fn.items() if is_virtio_core(k)) / handled
                 # CPU 0 without the background spin seen with no traffic at
                 # all (waiting in timer deletion for a lock or a callback
                 # held by CPU 1; see Documentation/performance.rst)
@@ -422,18 +539,23 @@ def count_main(argv):
         v = [m[field] for m in cells.get(key, [])]
         return sum(v) / len(v) if v else None
 
-    drivers = sorted({k[3] for k in cells}, key=lambda d: (d != "vmx", d))
+    order = {"vmx": 0, "vmxnet3": 1, "virtio_net": 2}
+    drivers = sorted({k[3] for k in cells}, key=lambda d: (order.get(d, 3), d))
     other = [d for d in drivers if d != "vmx"]
-    ref = other[0] if other else None
+    # the ratio columns and their targets: vmx against the in-tree vmxnet3;
+    # virtio_net, when loaded, has its own table below
+    ref = "vmxnet3" if "vmxnet3" in drivers else (other[0] if other else None)
     tests = sorted({k[:3] for k in cells}, key=lambda k: (k[2], k[0], k[1]))
     summary = []
     print("Counting benchmark: per handled packet, mean over the driver's loads "
           "(ABBA); insn = guest instructions on the DUT vCPU (CPU 0), net = minus "
-          "CPU 0's idle rate over the cell's time; exits = BAR accesses; tcp cells "
+          "CPU 0's idle rate over the cell's time; dev w = writes to the DUT's and "
+          "DUT2's registers (vmxnet3 BARs, virtio notify/config regions, MSI-X); "
+          "exits = register reads and writes; tcp cells "
           "(mode rx/tx, size = MTU): per KiB of the stream instead of per packet")
-    hdr = "%-13s %-6s %4s | %-8s %8s %8s %13s %7s %7s %7s | %s" % (
-        "test", "mode", "size", "driver", "insn", "net", "(net by load)", "bar0 w", "exits",
-        "irqs", "vmx/ref net insn, bar0 w, irqs, projected pps")
+    hdr = "%-13s %-6s %4s | %-10s %8s %8s %13s %7s %7s %7s | %s" % (
+        "test", "mode", "size", "driver", "insn", "net", "(net by load)", "dev w", "exits",
+        "irqs", "vmx/%s net insn, dev w, irqs, projected pps" % ref)
     print(hdr)
     for t in tests:
         row = {"test": t[0], "mode": t[1], "size": t[2], "drivers": {}}
@@ -447,6 +569,7 @@ def count_main(argv):
                 "insn_dut_net": mean(key, "insn_dut_net"),
                 "doorbells_tx": mean(key, "doorbells_tx"),
                 "bar0_writes": mean(key, "bar0_writes"), "exits": mean(key, "exits"),
+                "dev_writes": mean(key, "dev_writes"),
                 "irqs": mean(key, "irqs"), "loads": cells[key],
             }
             dd = row["drivers"][d]
@@ -465,7 +588,7 @@ def count_main(argv):
             def rat(f):
                 return vm[f] / rf[f] if rf[f] else (1.0 if vm[f] == 0 else float("inf"))
             row["ratio"] = {f: rat(f) for f in ("insn_dut", "insn_dut_net", "bar0_writes",
-                                                "doorbells_tx", "irqs", "exits")}
+                                                "dev_writes", "doorbells_tx", "irqs", "exits")}
             row["ratio"]["projected_pps"] = vm["projected_pps"] / rf["projected_pps"]
             native64 = t[1] == "native" and t[2] == 64 and t[0] != "xdp_xmit"
             goal = 0.85 if native64 else 1.0
@@ -478,16 +601,16 @@ def count_main(argv):
                 miss.append("irqs > ref")
             row["targets_missed"] = miss
             ratio = "%.2fx %.2fx %.2fx %.2fx%s" % (
-                row["ratio"]["insn_dut_net"], row["ratio"]["bar0_writes"], row["ratio"]["irqs"],
+                row["ratio"]["insn_dut_net"], row["ratio"]["dev_writes"], row["ratio"]["irqs"],
                 row["ratio"]["projected_pps"], ("  MISS: " + ", ".join(miss)) if miss else "")
         for i, d in enumerate(drivers):
             dd = row["drivers"].get(d)
             if not dd:
                 continue
             loads = " ".join("%.0f" % m["insn_dut_net"] for m in dd["loads"])
-            print("%-13s %-6s %4s | %-8s %8.0f %8.0f %13s %7.4f %7.4f %7.4f | %s" % (
+            print("%-13s %-6s %4s | %-10s %8.0f %8.0f %13s %7.4f %7.4f %7.4f | %s" % (
                 t[0] if i == 0 else "", t[1] if i == 0 else "", t[2] if i == 0 else "",
-                d, dd["insn_dut"], dd["insn_dut_net"], loads, dd["bar0_writes"], dd["exits"],
+                d, dd["insn_dut"], dd["insn_dut_net"], loads, dd["dev_writes"], dd["exits"],
                 dd["irqs"],
                 ratio if i == 0 else ""))
         summary.append(row)
@@ -502,7 +625,7 @@ def count_main(argv):
                     regs[k][0] += w / len(dd["loads"])
                     regs[k][1] += rd / len(dd["loads"])
             s = ", ".join("%s %.4f/%.4f" % (k, w, rd) for k, (w, rd) in sorted(regs.items()))
-            print("  %-13s %-6s %4s %-8s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
+            print("  %-13s %-6s %4s %-10s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
     print("\nInterrupts per packet by vector")
     for row in summary:
         for d, dd in row["drivers"].items():
@@ -511,12 +634,12 @@ def count_main(argv):
                 for k, v in m["irq_vectors"].items():
                     vec[k] += v / len(dd["loads"])
             s = ", ".join("%s %.4f" % (k, v) for k, v in sorted(vec.items()) if v)
-            print("  %-13s %-6s %4s %-8s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
+            print("  %-13s %-6s %4s %-10s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
     print("\nIdle CPU 0 (timer ticks etc.) per packet, included in insn above; "
           "instructions on all vCPUs per packet")
     for row in summary:
         for d, dd in row["drivers"].items():
-            print("  %-13s %-6s %4s %-8s idle %.0f, all vCPUs %.0f, handled %s of %s, back %s" % (
+            print("  %-13s %-6s %4s %-10s idle %.0f, all vCPUs %.0f, handled %s of %s, back %s" % (
                 row["test"], row["mode"], row["size"], d, dd["insn_dut_idle"], dd["insn_all"],
                 "/".join(str(m["handled"]) for m in dd["loads"]),
                 "/".join(str(m["packets"]) for m in dd["loads"]),
@@ -533,7 +656,13 @@ def count_main(argv):
                 if v:
                     vals[d] = sum(v) / len(v)
                     dd["driver_module"] = vals[d]
-            s = "  ".join("%s %.0f" % (d, v) for d, v in vals.items())
+            for d, dd in row["drivers"].items():
+                v = [m["virtio_core"] for m in dd["loads"] if "virtio_core" in m]
+                if v:
+                    dd["virtio_core"] = sum(v) / len(v)
+            s = "  ".join(("%s %.0f+%.0f" % (d, v, row["drivers"][d]["virtio_core"])
+                           if d == "virtio_net" else "%s %.0f" % (d, v))
+                          for d, v in vals.items())
             if "vmx" in vals and ref in vals and vals[ref]:
                 s += "  %.2fx" % (vals["vmx"] / vals[ref])
             ns = {}
@@ -546,13 +675,16 @@ def count_main(argv):
             if "vmx" in ns and ref in ns and ns[ref]:
                 s += "  %.2fx" % (ns["vmx"] / ns[ref])
             print("  %-13s %-6s %4s %s" % (row["test"], row["mode"], row["size"], s))
+        print("  (virtio_net A+B: A in virtio_net.ko, B in the built-in virtio core it "
+              "calls, virtio_ring and virtio_pci's notify and interrupt handlers)")
+    virtio_table(summary)
     print("\nethtool -S counters that moved in the window (first load; dut2 = second NIC)")
     for row in summary:
         for d, dd in row["drivers"].items():
             st = dd["loads"][0].get("stats", {})
             s = ", ".join("%s %+d" % (k, v) for k, v in sorted(st.items())
                           if not k.endswith(("bytes", "_bytes")))
-            print("  %-13s %-6s %4s %-8s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
+            print("  %-13s %-6s %4s %-10s %s" % (row["test"], row["mode"], row["size"], d, s or "-"))
     fns = [(row, d, dd) for row in summary for d, dd in row["drivers"].items()
            if any("functions" in m for m in dd["loads"])]
     if fns:
