@@ -10,8 +10,9 @@
 #             packets per cell, the drivers loaded ABCCBA in one guest
 #             (tools/bench-guest.sh count_main); virtio_net's DUT and DUT2
 #             are two more virtio NICs on the hub, after the generator.
-#   --quick   the counting smoke (~3 min): every default cell once per
-#             driver with few packets; fails unless every cell has numbers
+#   --quick   the counting smoke (~4 min): every default cell and
+#             ndo_xdp_xmit once per driver (vmx, vmxnet3, virtio_net) with
+#             few packets; fails unless every cell has numbers
 #   --time    the older wall-clock benchmark (generator-bound on TCG),
 #             several rounds; with --quick one round, 1 s cells, 64 bytes
 # Env (counting): BENCH_CELLS, BENCH_PACKETS, BENCH_PPS, BENCH_ORDER
@@ -61,8 +62,12 @@ if [ $MODE = count ]; then
 		export BENCH_IDLE_SECS=${BENCH_IDLE_SECS:-1}
 	fi
 	export BENCH_ORDER=${BENCH_ORDER:-$order}
-	# the default cells (tools/bench-guest.sh): the smoke checks each has numbers
-	export BENCH_CELLS=${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}
+	# the default cells (tools/bench-guest.sh): the smoke checks each has
+	# numbers, and ndo_xdp_xmit too (xdp-bench's dummy program on the
+	# egress NIC is what lets virtio_net send redirected frames)
+	cells="drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64"
+	[ $QUICK = 0 ] || cells="$cells xdp_xmit:native:64"
+	export BENCH_CELLS=${BENCH_CELLS:-$cells}
 	plug=$(tools/count/build.sh "$qemu")
 	base=$TOP/results/count-$stamp
 	hist=""
