@@ -124,7 +124,7 @@ test:
 # the heavier tier: 8 vCPUs, the DKMS package on both kernels, every test on
 # the test device, the test device on taps, 32 queues in a 32-vCPU guest
 test-extra: deb
-	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap tdevq32
+	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma
 
 deb:
 	tools/build-deb.sh

@@ -46,8 +46,9 @@
 #             RX out of order (tdev_ooo.sh)
 #   tdevpm    6.12, the test device at revision 9: suspend.sh as in pm
 #   benchsmoke on the host, last: tools/bench.sh --quick (the counting
-#             benchmark's smoke: every default cell of both drivers has
-#             numbers; its own guest, stock QEMU with the counting plugin)
+#             benchmark's smoke: every default cell and ndo_xdp_xmit of
+#             vmx, vmxnet3 and virtio_net has numbers; its own guest,
+#             stock QEMU with the counting plugin)
 # Heavier tier, only when named (make test-extra):
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
@@ -55,6 +56,9 @@
 #   tdevfull  6.12, as tdev: every core and XDP test
 #   tdevtap   6.12, the test device as the vmxnet3 NIC of --tap (revision 9,
 #             strict, GSO frames from the tap: type-4 LRO completions)
+#   tdevq32   6.12, 32 vCPUs, a NIC with 32 TX / 32 RX queues (rev 6):
+#             the extended interrupt block and back to the legacy one
+#   tdevdma   6.12, swiotlb=force: tdev_malformed.sh through bounce buffers
 # On the debug 6.12 kernel (tools/kernels: KASAN, lockdep, kmemleak,
 # DMA-API debug, fault injection; make kernels builds it, make test-debug
 # runs these), only when named:
@@ -172,7 +176,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug)
 NEWEST_GROUPS=(newest xdpnewest ksftnewest ksftnewtd)
-EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
+EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 G_ENV[core]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
@@ -249,7 +253,7 @@ G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # seeded rate on the second (every kind: link flaps, refused ACTIVATEs and
 # eop-break too, testdev patch 0016).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=500 --nic virtio"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=20000 --nic virtio"
 G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh
 	netconsole.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
@@ -277,7 +281,8 @@ G_TESTS[tdevpm]="suspend.sh"
 G_ENV[tdevpm]="VMX_MODE=msix testdev monitor"
 # The counting benchmark's smoke, run on the host (tools/bench.sh --quick
 # boots its own guest with the counting plugin, stock QEMU): every default
-# cell of both drivers has numbers. Last, after the test device's build
+# cell and ndo_xdp_xmit of vmx, vmxnet3 and virtio_net has numbers. Last,
+# after the test device's build
 # (which adds the deb-src entries the plugin's QEMU headers come from).
 G_KERNEL[benchsmoke]=6.12
 G_OPTS[benchsmoke]="(host: tools/bench.sh --quick)"
@@ -287,6 +292,12 @@ G_KERNEL[tdevq32]=6.12
 G_OPTS[tdevq32]="--nic vmxnet3t:max-revision=6,max-tx-queues=32,max-rx-queues=32 --nic virtio --smp 32"
 G_TESTS[tdevq32]="tdev_queues32.sh"
 G_ENV[tdevq32]="VMX_MODE=testdev monitor"
+# Malformed completions (tdev_malformed.sh) with every DMA mapping bounced:
+# vmx's copy out of the bounce buffer sees the same short heads.
+G_KERNEL[tdevdma]=6.12
+G_OPTS[tdevdma]="--nic vmxnet3t --nic virtio --append swiotlb=force"
+G_TESTS[tdevdma]="tdev_malformed.sh"
+G_ENV[tdevdma]="VMX_MODE=msix swiotlb testdev monitor"
 G_KERNEL[tdevfull]=6.12; G_OPTS[tdevfull]=$TDEV_HUB3
 G_TESTS[tdevfull]="$CORE_TESTS $XDP_TESTS"
 G_ENV[tdevfull]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"

@@ -43,6 +43,8 @@
 #                    their deltas, SNMP, queue statistics over netlink, the
 #                    error counters vmx_done checks
 #   lib/testdev.sh   the QEMU monitor (hmp) and the project's test device
+#   lib/faultinj.sh  fault injection aimed at vmx's code (failslab,
+#                    fail_page_alloc: the debug kernel)
 # XDP's helpers are in xdp_lib.sh, which XDP tests source after this file.
 
 set -u
@@ -115,6 +117,8 @@ source "$VMX_LIB_DIR/lib/traffic.sh"
 source "$VMX_LIB_DIR/lib/counters.sh"
 # shellcheck source=lib/testdev.sh
 source "$VMX_LIB_DIR/lib/testdev.sh"
+# shellcheck source=lib/faultinj.sh
+source "$VMX_LIB_DIR/lib/faultinj.sh"
 
 # ------------------------------------------------------- TAP output and checks
 

@@ -18,6 +18,8 @@
 #    never reach the new program or a NULL one; it is dropped (rxN_drop).
 #    With LRO on and type-4 completions forced (lro-force-mss), an
 #    aggregate completed across two polls keeps its MSS (rxN_lro_pkts).
+#    On the debug kernel, also a detach whose allocations fail (failslab
+#    aimed at vmx): no restart, the rest comes later, still dropped.
 # After each: the device saw the fault (stat-fault-KIND), traffic flows,
 # no oops. A wrong driver crashes the guest (BUG in __skb_pull, a NULL
 # program run) or leaves a strict violation, which the suite counts.
@@ -25,6 +27,7 @@
 # Topology: test-device vmx NICs and the virtio peer on the hub (group
 # tdevx; revision 3+ for the data ring). SKIPs on QEMU's stock vmxnet3.
 # vmx-timeout: 300
+# vmx-expects-log: keeping the XDP buffer layout|cannot allocate or DMA-map the rings
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"
 
@@ -194,6 +197,51 @@ split_detach() {
 	return $rc
 }
 check "frame split across polls, program detached in between: dropped, no NULL program run" split_detach
+
+# split_detach_nomem (a kernel with fault injection, the debug kernel:
+# group tdevdebug): the same with every slab allocation made from vmx's
+# code refused while the program is detached. The stack's buffer layout
+# cannot be built, so the XDP one stays ("keeping the XDP buffer layout")
+# and nothing restarts: the device writes the rest of the frame after the
+# split delay, and the next poll, with no program at all, must drop it.
+split_detach_nomem() {
+	local f0 f1 d0 d1 t0 t1 r rc=0
+	set_mtu_both 9000 || return 1
+	xdp_attach "$DUT" xdp_frags xdp.frags || return 1
+	VMX_FAULT_VERBOSE=0 fi_arm "" || return 1
+	setp split-delay-ms 5000 || return 1
+	f0=$(faults rx-split) && d0=$(drops) || return 1
+	setp fault rx-split || return 1
+	peer_ping -c 1 -W 1 -s 8000 "$DUT_IP" >/dev/null 2>&1 &
+	wait_for 2 eval '[ "$(faults rx-split)" -gt "$f0" ]' ||
+		{ echo "the device did not split a frame"; return 1; }
+	t0=$(date +%s%N)
+	fi_on failslab
+	xdp_detach "$DUT"
+	r=$?
+	fi_off
+	t1=$(date +%s%N)
+	echo "detach with vmx's slab allocations refused: exit $r, $(((t1 - t0) / 1000000)) ms;" \
+		"$(dmesg_since_start | grep -c 'keeping the XDP buffer layout') 'keeping the XDP buffer layout'"
+	[ "$r" = 0 ] || { echo "the detach failed: it cannot"; rc=1; }
+	[ $(((t1 - t0) / 1000000)) -lt 4000 ] ||
+		{ echo "the detach outlasted the 5 s gap: nothing was tested"; rc=1; }
+	dmesg_since_start | grep -q 'keeping the XDP buffer layout' ||
+		{ echo "no allocation was refused: nothing was tested"; rc=1; }
+	wait_for 10 eval '[ "$(drops)" -gt "$d0" ]'
+	f1=$(faults rx-split) && d1=$(drops) || return 1
+	echo "rx-split +$((f1 - f0)); rxN_drop +$((d1 - d0))"
+	[ $((d1 - d0)) -ge 1 ] || { echo "the open frame was not dropped"; rc=1; }
+	no_oops || rc=1
+	wait_for 10 traffic_ok || { echo "no traffic after it"; rc=1; }
+	return $rc
+}
+if have_fi >/dev/null 2>&1; then
+	trap 'fi_off 2>/dev/null; _vmx_on_exit' EXIT
+	check "frame split across polls, detach with allocations refused: dropped, no program run" split_detach_nomem
+else
+	log "no fault injection on kernel $(uname -r): the detach with allocations refused runs on the debug kernel (group tdevdebug)"
+fi
 
 # split_lro: LRO on, every frame of 128 bytes or more a type-4 completion
 # with MSS 1000; one 8000-byte TCP segment (raw socket in the peer) is

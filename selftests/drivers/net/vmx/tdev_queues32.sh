@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tdev_queues32.sh - more than 8 queues (revision 6, issue 15): a test
+# tdev_queues32.sh - more than 8 queues (revision 6): a test
 # device NIC offering 32 TX and 32 RX queues (max-revision=6,
 # max-tx-queues=32,max-rx-queues=32: GET_MAX_QUEUES_CONF 32/32, 65 MSI-X
 # vectors) in a guest with more CPUs than 8 channels need (group
