@@ -110,7 +110,7 @@ check-newest:
 	! grep -E "warning|error" $$b/log
 
 test-newest:
-	tools/run-tests.sh newest
+	tools/run-tests.sh newest xdpnewest ksftnewest ksftnewtd
 
 setup:
 	tools/setup.sh
