@@ -1051,6 +1051,42 @@ def case_queues32(qemu):
     q.close()
 
 
+def case_tx_delay_step(qemu):
+    """tx-delay-us=1000,tx-delay-step-us=3000: TX queues complete apart"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=4,tx-delay-us=1000,tx-delay-step-us=3000,"
+              "strict=on", (qport, sock.getsockname()[1])).setup()
+    check("tx-delay-step-us: ACTIVATE with 2 TX queues",
+          bring_up_n(q, 4, 2, 1), 0)
+    f = frame(60)
+    for i in range(2):
+        q.write(TXBUF + 0x100 * i, f)
+        q.write(TXQ + 0x10000 * i, le64(TXBUF + 0x100 * i) +
+                le32(60 | 1 << 14) + le32(1 << 12 | 1 << 13))
+        q.wr(BAR0 + 0x600 + 8 * i, 1)           # TXPROD[i]
+
+    def done(i):
+        d3 = struct.unpack("<I", q.read(TXQ + 0x10000 * i + 0x100C, 4))[0]
+        return d3 >> 31
+
+    q.clock_step(1000 * 1000)
+    check("tx-delay-step-us: after 1 ms queue 0 is completed, queue 1 not",
+          (wait_for(lambda: done(0)), done(1)), (1, 0))
+    q.clock_step(3000 * 1000)
+    check("tx-delay-step-us: after 4 ms queue 1 is completed too",
+          wait_for(lambda: done(1)), 1)
+    got = []
+    for _ in range(2):
+        try:
+            got.append(sock.recv(2048))
+        except socket.timeout:
+            break
+    check("tx-delay-step-us: both frames on the wire", got, [f, f])
+    check("tx-delay-step-us: no strict-mode violation",
+          strict_lines(q.close()), [])
+    sock.close()
+
+
 def case_large_bar(qemu, offer):
     """large-BAR doorbells with LARGE_BAR {rev}"""
     q = QTest(qemu, f",max-revision=7,dcr0={offer}").setup()
@@ -2588,6 +2624,7 @@ def main():
              (case_moderation, (0,)), (case_moderation, (1000,)),
              (case_msix, ("on",)), (case_msix, ("off",)),
              (case_queue_limits, ()), (case_queues32, ()),
+             (case_tx_delay_step, ()),
              (case_large_bar, ("0x10000",)), (case_large_bar, ("0",))]
     cases += [(case_fault, (k,)) for k in FAULT_BITS]
     cases += [(case_coal_static, ()), (case_coal_adaptive, ("on",)),
