@@ -248,12 +248,14 @@ G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
 	xdp_rxmeta.sh xdp_xsk.sh tunnel_tso.sh tdev_lro_hostile.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
-# The device completing TX later than the doorbell with interrupt
-# moderation (first NIC), and faults: on command to the first NIC, at a
-# seeded rate on the second (every kind: link flaps, refused ACTIVATEs and
-# eop-break too, testdev patch 0016).
+# The device completing TX later than the doorbell, each queue 300 us
+# later than the one before, with interrupt moderation (first NIC), and
+# faults: on command to the first NIC, at a seeded rate on the second
+# (every kind: link flaps, refused ACTIVATEs and eop-break too, testdev
+# patch 0016); TX completed 1 s late (third); one TX queue shared by XDP
+# and one completion per ring pass (fourth).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=20000 --nic virtio"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=20000 --nic virtio"
 G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh
 	netconsole.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"

@@ -85,10 +85,16 @@ xdp_tx_dev() {
 # every frame the driver queued (rxN_xdp_tx; a full ring counts in
 # rxN_xdp_tx_errors) was completed (xdptxN_packets), and the device sent
 # exactly those. (The peer's count is shown only: under a flood the hub
-# drops what the virtio peer cannot take in time.)
+# drops what the virtio peer cannot take in time.) Random source
+# addresses spread the frames over the RX queues (RSS), so every XDP TX
+# queue is busy; with tx-delay-step-us each completes at its own time,
+# after the XDP TX interrupt masked the vector for all of them: a queue
+# whose completions no interrupt or poll reaps keeps them.
 xdp_flood() {
 	local t e c p d0 d1
 	pktgen_setup "$(mac_of "$DUT")" 200000 60 $XDP_PORT_TX >/dev/null || return 1
+	_pg "$PEER" "src_min 10.99.0.100" && _pg "$PEER" "src_max 10.99.0.250" &&
+		_pg "$PEER" "flag IPSRC_RND" || return 1
 	snap "$DUT" >"$VMX_TMP/f0"; peer_snap >"$VMX_TMP/p0"; d0=$(xdp_tx_dev)
 	pktgen_start; sleep "$1"; pktgen_stop
 	sleep 1
@@ -99,6 +105,7 @@ xdp_flood() {
 	p=$(sdelta "$VMX_TMP/p0" "$VMX_TMP/p1" link_rx_packets)
 	echo "pktgen sent $(pktgen_sent); rxN_xdp_tx +$t, errors +$e; xdptxN_packets +$c;" \
 		"device XDP TX queues sent +$((d1 - d0)); peer rx_packets +$p; $XVEC +$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" "$XVEC")"
+	echo "per RX queue: $(ethtool -S "$DUT" | awk '$1 ~ /^rx[0-9]+_xdp_tx:$/ { printf "%s %s ", $1, $2 }')"
 	[ "$t" -gt 1000 ] || { echo "(almost) nothing bounced"; return 1; }
 	[ "$t" = "$c" ] || { echo "sent $t but completed $c"; return 1; }
 	[ $((d1 - d0)) = "$c" ] || { echo "the device sent $((d1 - d0)), the driver completed $c"; return 1; }
