@@ -27,11 +27,7 @@ M=${VMX_NC_MESSAGES:-200}
 xdp_setup
 BATCH=$(testdev_iface_with tx-comp-batch)
 if [ -n "$BATCH" ] && [ "$BATCH" != "$DUT" ]; then
-	ip addr flush dev "$DUT"
-	ip link set "$DUT" down
-	pexec ip neigh flush dev "$PEER"
-	DUT=$BATCH
-	check "$DUT (one TX queue, a completion per ring pass) takes over the DUT's addresses" dut_addr_setup "$DUT"
+	check "$BATCH (one TX queue, a completion per ring pass) takes over the DUT's addresses" dut_move_to "$BATCH"
 fi
 DUT_MAC=$(mac_of "$DUT")
 PEER_MAC=$(peer_mac)
@@ -106,12 +102,12 @@ trace_stop() {
 NP_BAD='xdp_return_frame|xdp_flush_frame_bulk|page_pool_(put|recycle|return)|napi_gro_receive|netif_receive_skb|vmx_rx_poll|vmx_xdp_reclaim|bpf_prog_run_xdp'
 NP_POLLS=0
 budget0_clean() {
-	local bad
+	local bad reaps
 	NP_POLLS=$(grep -c 'netpoll_poll_dev()' "$VMX_TMP/netpoll.trace")
-	echo "netpoll_poll_dev ran $NP_POLLS times under the load;" \
-		"$(grep -c '__vmx_tx_clean' "$VMX_TMP/netpoll.trace") TX reclaims below it"
+	reaps=$(grep -c '__vmx_tx_clean' "$VMX_TMP/netpoll.trace")
+	echo "netpoll_poll_dev ran $NP_POLLS times under the load; $reaps TX reclaims below it"
 	# the paced messages on a batching NIC must make netpoll poll
-	[ -z "$BATCH" ] || [ "$(grep -c '__vmx_tx_clean' "$VMX_TMP/netpoll.trace")" -gt 0 ] ||
+	[ -z "$BATCH" ] || [ "$reaps" -gt 0 ] ||
 		{ echo "netpoll never found a completion to reap: nothing was tested"; return 1; }
 	bad=$(grep -E "$NP_BAD" "$VMX_TMP/netpoll.trace")
 	[ -z "$bad" ] && return 0

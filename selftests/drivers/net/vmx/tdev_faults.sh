@@ -210,11 +210,7 @@ else
 	log "random faults on $RND ($RNIC): fault-rate $(testdev_prop "$RNIC" fault-rate) per million," \
 		"fault-seed $(testdev_prop "$RNIC" fault-seed), fault-kinds $(testdev_prop "$RNIC" fault-kinds | grep . || echo '0x3f (default)')"
 	if [ "$RND" != "$DUT" ]; then
-		ip addr flush dev "$DUT"
-		ip link set "$DUT" down
-		pexec ip neigh flush dev "$PEER"
-		DUT=$RND
-		check "$DUT takes over the DUT's addresses" dut_addr_setup "$DUT"
+		check "$RND takes over the DUT's addresses" dut_move_to "$RND"
 	fi
 	check "random faults under 10 x (100 datagrams + 20 pings) and a ping stream: counted, recovered, nothing malformed" \
 		random_faults 10

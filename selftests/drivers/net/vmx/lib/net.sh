@@ -55,6 +55,16 @@ dut_addr_setup() {
 	wait_carrier "$d" 10
 }
 
+# dut_move_to IF: interface IF takes over the DUT's addresses (the old DUT
+# flushed and down, the peer's neighbour entry forgotten) and becomes DUT.
+dut_move_to() {
+	ip addr flush dev "$DUT"
+	ip link set "$DUT" down
+	pexec ip neigh flush dev "$PEER"
+	DUT=$1
+	dut_addr_setup "$DUT"
+}
+
 # set_mtu_both MTU: set the MTU on DUT and PEER. Below 1280 the kernel
 # drops IPv6 from both; it is given back when the MTU allows.
 set_mtu_both() {
