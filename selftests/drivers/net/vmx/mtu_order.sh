@@ -5,20 +5,28 @@
 #
 # The device learns the MTU from the shared area when vmx_up() activates
 # it (ACTIVATE_DEV); from vmx_down() to the end of vmx_up() the TX queues
-# are stopped. With a TCP stream from the DUT to a peer at MTU 9000, the
-# DUT's MSS follows its own MTU at once (tcp_current_mss reads the device
-# MTU): a driver that sets nd->mtu before it quiesces the device lets TSO
-# frames with gso_size above the old MSS reach its ndo_start_xmit while the
-# device still has the old MTU. Observed with ftrace, in one trace buffer:
+# are stopped. A sender on the DUT offers a frame sized for MTU 9000 to the
+# stack over and over (an AF_PACKET socket: the kernel refuses it with
+# EMSGSIZE while the device MTU is below it, and reads the MTU afresh for
+# every send), so it reaches the qdisc the moment the stack sees the new
+# MTU: a driver that sets nd->mtu before it quiesces the device lets such
+# a frame reach its ndo_start_xmit while the device still has the old MTU.
+# (A TCP stream, which this test used before, is no such sender: each
+# lower leaves a path-MTU exception and retransmit backoff behind, and on
+# a loaded host whole rounds went by without one large frame.)
+# Observed with ftrace, in one trace buffer on the global clock (the
+# per-CPU clocks of two vCPUs may disagree by more than the microseconds
+# between vmx_up() on one CPU and the frames it releases on the other):
 #   - a kprobe on vmx_up() (every caller calls it out of line; vmx_cmd()
 #     itself is inlined into vmx_up, so no probe there sees ACTIVATE_DEV),
 #   - the net:net_dev_start_xmit tracepoint for the DUT, filtered to frames
 #     sized beyond the old MTU (gso_size > 1460, or a non-GSO frame longer
 #     than 1514 bytes),
 #   - a trace_marker line just before each "ip link set mtu 9000".
-# No such frame may come between a marker and the next vmx_up(). (The
-# decrease is not checked: TSO frames the stack queued at the old, larger
-# MTU may leave after any driver's MTU decrease; that is the stack's.)
+# No such frame may come between a marker and the next vmx_up(), and
+# every round must have sent one after it. (The decrease is not checked:
+# frames the stack queued at the old, larger MTU may leave after any
+# driver's MTU decrease; that is the stack's.)
 # The check needs only kprobes and the tracepoint: it runs on Debian's
 # kernels too.
 # vmx-timeout: 300
@@ -39,6 +47,7 @@ trace_setup() {
 	# reading the trace while the stream runs must not pause recording
 	echo 0 > "$T/options/pause-on-trace" 2>/dev/null
 	echo 4096 > "$T/buffer_size_kb"
+	echo global > "$T/trace_clock" || return 1
 	echo 'p:vmx_mtu_order/up vmx:vmx_up' >> "$T/kprobe_events" ||
 		{ echo "cannot put a kprobe on vmx:vmx_up (inlined?)"; return 1; }
 	echo 1 > "$T/events/vmx_mtu_order/up/enable" || return 1
@@ -56,6 +65,7 @@ trace_teardown() {
 	echo 0 > "$T/events/vmx_mtu_order/up/enable" 2>/dev/null
 	echo '-:vmx_mtu_order/up' >> "$T/kprobe_events" 2>/dev/null
 	echo 1 > "$T/options/pause-on-trace" 2>/dev/null
+	echo local > "$T/trace_clock" 2>/dev/null
 	return 0
 }
 
@@ -66,30 +76,28 @@ _large_since() {
 		f && /net_dev_start_xmit:/ { found = 1; exit } END { exit !found }' "$T/trace"
 }
 
-# flips: ROUNDS times MTU OLD -> NEW -> OLD on the DUT under a TCP stream
-# to the peer (at NEW from the start: its MSS lets the DUT send large).
-# Each raise lasts until the stream sent a frame beyond MTU OLD, or 3.5 s:
-# a stream slowed down by a loaded host (each flip costs it retransmits
-# and their backoff) may need more than a fixed window to use it, and a
-# round where it never did tests nothing.
+# flips: ROUNDS times MTU OLD -> NEW -> OLD on the DUT while the sender
+# offers NEW-sized frames to the peer (at NEW from the start). Each raise
+# lasts until a frame beyond MTU OLD was traced, or 3.5 s.
 flips() {
-	local i before after ipid rc=0
+	local i before after spid rc=0
 	pexec ip link set "$PEER" mtu $NEW || return 1
 	before=$(dut_counters)
-	# (the flips cost retransmits: not what is checked here)
-	VMX_TCP_MAX_RETRANS=100 VMX_IPERF_TIME=$((ROUNDS * 6 + 4)) bg_start iperf_check
-	ipid=$BG_PID
-	sleep 2
+	PEER_IP=$DUT_IP python3 "$VMX_LIB_DIR/xdp_pkt.py" spin "$DUT" "$(peer_mac)" \
+		"$PEER_IP" 9 $((NEW + 14)) $((ROUNDS * 2 + 2)) > "$VMX_TMP/spin.out" 2>&1 &
+	spid=$!
+	sleep 1
 	for ((i = 1; i <= ROUNDS; i++)); do
 		echo "vmx-mtu-order: raise $i" > "$T/trace_marker"
 		ip link set "$DUT" mtu $NEW || { echo "mtu $NEW failed"; rc=1; break; }
-		sleep 0.5
-		wait_for 3 _large_since "$i" || echo "round $i: no frame beyond MTU $OLD within 3.5 s"
+		wait_for 3 _large_since "$i" ||
+			echo "round $i: no frame beyond MTU $OLD within 3.5 s"
 		echo "vmx-mtu-order: lower $i" > "$T/trace_marker"
 		ip link set "$DUT" mtu $OLD || { echo "mtu $OLD failed"; rc=1; break; }
-		sleep 2
+		sleep 0.5
 	done
-	wait "$ipid" || { echo "the TCP stream failed"; rc=1; }
+	wait "$spid" || { echo "the sender failed"; rc=1; }
+	cat "$VMX_TMP/spin.out"
 	after=$(dut_counters)
 	echo "counters $before -> $after"
 	pexec ip link set "$PEER" mtu $OLD
@@ -97,29 +105,29 @@ flips() {
 }
 
 # order_ok: no large frame between a "raise" marker and the next
-# vmx_up(); at least one large frame after one (else the
-# stream never used the new MTU and nothing was tested).
+# vmx_up(); large frames after it in every round (a round without one
+# tested nothing).
 order_ok() {
 	cp "$T/trace" "$VMX_TMP/trace.txt"
-	awk '
+	awk -v new=$NEW '
 		/vmx-mtu-order: raise/ { pend = 1; r = $NF; raises++; next }
 		/vmx-mtu-order: lower/ { pend = 0; next }
 		/ up: \(vmx_up/ { if (pend) acts++; pend = 0; next }
 		/net_dev_start_xmit:/ {
 			if (pend) { bad++; if (bad <= 5) print "round " r ": before vmx_up: " $0 }
-			else big++
+			else { big++; if (!(r in used)) { used[r] = 1; rounds++ } }
 		}
 		END {
-			printf "%d raises, %d vmx_up after them, %d large frames after one, %d before\n", raises, acts, big, bad
+			printf "%d raises, %d vmx_up after them, %d large frames after one, %d before; %d rounds used MTU %d\n", raises, acts, big, bad, rounds, new
 			if (raises == 0 || acts < raises) { print "a raise without a vmx_up traced"; exit 1 }
-			if (big == 0) { print "no frame ever used the new MTU: nothing was tested"; exit 1 }
+			if (rounds < raises) { print "a round never used the new MTU: it tested nothing"; exit 1 }
 			exit bad > 0
 		}' "$VMX_TMP/trace.txt"
 }
 
 check "trace set up (kprobe on vmx_up, net_dev_start_xmit)" trace_setup ||
 	{ trace_teardown; vmx_done; }
-check "MTU $OLD -> $NEW -> $OLD x$ROUNDS under a TCP stream" flips
+check "MTU $OLD -> $NEW -> $OLD x$ROUNDS, $((NEW + 14))-byte frames offered throughout" flips
 echo 0 > "$T/tracing_on"
 check "no frame sized beyond MTU $OLD before vmx_up() gave the device MTU $NEW" order_ok
 trace_teardown

@@ -19,11 +19,17 @@ check what an XDP program sent back, byte for byte.
       expected (for "none": when nothing came back).
   xdp_pkt.py send IF DSTMAC DSTIP PORT COUNT [--save F]
       Only send (--save writes "<len> <hex>" per frame).
+  xdp_pkt.py spin IF DSTMAC DSTIP PORT SIZE SECONDS
+      Offer one SIZE-byte frame over and over for SECONDS: at once again
+      after the kernel refused it as longer than the MTU (EMSGSIZE), 2 ms
+      after it was taken (a trace of every frame sent stays small), so an
+      MTU change is used from the moment the stack sees it.
   xdp_pkt.py cmp SENT GOT
       Compare two "<len> <hex>" files (e.g. the AF_XDP receiver's output
       with the frames sent): same multiset of frames.
 The constants must match progs/xdp_common.h.
 """
+import errno
 import os
 import socket
 import struct
@@ -211,6 +217,30 @@ def cmd_send(a):
     return 0
 
 
+def cmd_spin(a):
+    ifname, dstmac, dstip, port, size, secs = a[:6]
+    _, frames = make_frames(ifname, dstmac, dstip, int(port), 1, "swap", [int(size)])
+    s = open_sock(ifname)
+    sent = refused = full = 0
+    end = time.monotonic() + float(secs)
+    while time.monotonic() < end:
+        try:
+            s.send(frames[0])
+            sent += 1
+            time.sleep(0.002)
+        except OSError as e:
+            if e.errno == errno.EMSGSIZE:
+                refused += 1
+            elif e.errno in (errno.ENOBUFS, errno.EAGAIN):
+                full += 1
+                time.sleep(0.001)
+            else:
+                raise
+    print("%d-byte frames: %d sent, %d refused as too long, %d times the queue was full"
+          % (int(size), sent, refused, full))
+    return 0 if sent else 1
+
+
 def cmd_cmp(a):
     def load(p):
         out = []
@@ -236,7 +266,8 @@ def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
-    cmds = {"bounce": (cmd_bounce, 6), "send": (cmd_send, 5), "cmp": (cmd_cmp, 2)}
+    cmds = {"bounce": (cmd_bounce, 6), "send": (cmd_send, 5), "spin": (cmd_spin, 6),
+            "cmp": (cmd_cmp, 2)}
     c = cmds.get(sys.argv[1])
     if not c or len(sys.argv) - 2 < c[1]:
         print(__doc__)
