@@ -11,7 +11,8 @@
 #   make test            make check, then the whole test suite in guests
 #                        (tools/run-tests.sh; a check warning is a failure)
 #   make test-extra      the heavier tier (8 vCPUs, DKMS package on 6.12/6.1,
-#                        every test on the test device, test device on taps)
+#                        every test on the test device, test device on taps,
+#                        the in-tree vmxnet3 on the test device)
 #   make deb             the vmx-dkms Debian package (build/deb/)
 #   make bench           the benchmark (not a test)
 #   make kernels         the debug 6.12 kernel (tools/kernels; not in make test)
@@ -124,7 +125,7 @@ test:
 # the heavier tier: 8 vCPUs, the DKMS package on both kernels, every test on
 # the test device, the test device on taps, 32 queues in a 32-vCPU guest
 test-extra: deb
-	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma
+	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma tdevfid
 
 deb:
 	tools/build-deb.sh

@@ -176,7 +176,7 @@ ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp xsk xdp61 xdpdma swiotlb4k
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug)
 NEWEST_GROUPS=(newest xdpnewest ksftnewest ksftnewtd)
-EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
+EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma tdevfid "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
 G_ENV[core]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
@@ -265,8 +265,15 @@ G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # negotiation and what each revision gates.
 G_KERNEL[tdevrev]=6.12
 G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
-G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh"
-G_ENV[tdevrev]="VMX_MODE=msix testdev monitor"
+G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh fidelity.sh"
+G_ENV[tdevrev]="VMX_MODE=msix testdev monitor;VMX_FIDELITY_DRIVERS=vmx"
+# The in-tree vmxnet3 on one test-device NIC per revision (1, 3, 4, 6, 7,
+# 9), then vmx on 4 and 6, each with fidelity.sh's traffic mix: every
+# strict violation the in-tree driver causes is a rule to look at.
+G_KERNEL[tdevfid]=6.12
+G_OPTS[tdevfid]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9 --nic virtio --smp 4"
+G_TESTS[tdevfid]="fidelity.sh"
+G_ENV[tdevfid]="VMX_MODE=msix testdev monitor"
 # System suspend (mem, freeze) and hibernation (pm_test, then the image
 # written to a swap disk and restored, once at once and once across a
 # reboot) with the guest's root in RAM (vm.sh --swap: no 9p to lose across

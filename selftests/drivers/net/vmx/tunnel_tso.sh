@@ -30,52 +30,6 @@ TD=$(testdev_nic_of "$DUT" 2>/dev/null)
 DSZ=128
 [ -n "$TD" ] && DSZ=$(testdev_prop "$TD" txdata-size) && DSZ=${DSZ:-128}
 
-tunnel_down() {
-	ip link del vmxtun0 2>/dev/null
-	pexec ip link del vmxtun0 2>/dev/null
-	true
-}
-
-# tunnel_up KIND PORT CSUM OUTER6: the same tunnel on both ends (KIND vxlan
-# or geneve, CSUM udpcsum/noudpcsum, OUTER6 1: over the IPv6 addresses),
-# inner 10.42.0.1/24 + fd42::1/64 on the DUT, .2 / ::2 on the peer.
-tunnel_up() {
-	local kind=$1 port=$2 csum=$3 l r
-	local dut=$DUT_IP peer=$PEER_IP extra=()
-	if [ "$4" = 1 ]; then
-		dut=$DUT_IP6 peer=$PEER_IP6
-		# IPv6 outer: checksummed unless zero checksums are asked for
-		[ "$csum" = noudpcsum ] && extra=(udp6zerocsumtx udp6zerocsumrx)
-	else
-		extra=("$csum")
-	fi
-	tunnel_down
-	for end in dut peer; do
-		if [ $end = dut ]; then l=$dut r=$peer; else l=$peer r=$dut; fi
-		local run=()
-		[ $end = peer ] && run=(ip netns exec "$PEER_NS")
-		if [ "$kind" = vxlan ]; then
-			"${run[@]}" ip link add vmxtun0 type vxlan id 42 local "$l" \
-				remote "$r" dstport "$port" "${extra[@]}" || return 1
-		else
-			"${run[@]}" ip link add vmxtun0 type geneve id 43 \
-				remote "$r" dstport "$port" "${extra[@]}" || return 1
-		fi
-		"${run[@]}" sysctl -qw net.ipv6.conf.vmxtun0.accept_dad=0
-		"${run[@]}" ip link set vmxtun0 up || return 1
-	done
-	ip addr add 10.42.0.1/24 dev vmxtun0
-	ip addr add fd42::1/64 dev vmxtun0 nodad
-	pexec ip addr add 10.42.0.2/24 dev vmxtun0
-	pexec ip addr add fd42::2/64 dev vmxtun0 nodad
-	dut_ping -c 2 -w 10 10.42.0.2 > /dev/null ||
-		{ echo "no ping through the $kind tunnel"; return 1; }
-	if ! dut_ping -c 2 -w 10 fd42::2 > /dev/null; then
-		echo "no IPv6 ping through the $kind tunnel"
-		return 1
-	fi
-}
-
 # the DUT's qstats rx-csum-unnecessary (vmx's checksum-verified frames,
 # every queue); empty without qstats (kernels before 6.10)
 rx_csum_unnecessary() {

@@ -148,16 +148,28 @@ testdev_violations() {
 	echo "$s"
 }
 
+# testdev_nic_violations NIC: "KIND=COUNT" for every strict-mode
+# violation kind with a non-zero count on one test-device NIC (nicN or an
+# interface), on one line; empty when there is none.
+testdev_nic_violations() {
+	local k v out=()
+	for k in ring-config rx-desc tx-desc tx-chain dma tx-gen rx-gen \
+	    tx-reuse rx-owned intr-block tx-oversize rx-buf-size tso-hlen \
+	    tso-seed csum-offset csum-seed; do
+		v=$(testdev_stat "$1" "violation-$k") || return 1
+		[ "$v" = 0 ] || out+=("$k=$v")
+	done
+	echo "${out[*]}"
+}
+
 # testdev_violation_kinds: "nicN stat-violation-KIND COUNT" for every
 # violation kind with a non-zero count, on every test-device NIC.
 testdev_violation_kinds() {
-	local n k v
+	local n kv w
 	for n in $(testdev_nics); do
-		for k in ring-config rx-desc tx-desc tx-chain dma tx-gen rx-gen \
-		    tx-reuse rx-owned intr-block tx-oversize rx-buf-size tso-hlen \
-		    tso-seed csum-offset csum-seed; do
-			v=$(testdev_stat "$n" "violation-$k") || return 1
-			[ "$v" = 0 ] || echo "$n stat-violation-$k $v"
+		kv=$(testdev_nic_violations "$n") || return 1
+		for w in $kv; do
+			echo "$n stat-violation-${w%%=*} ${w#*=}"
 		done
 	done
 }

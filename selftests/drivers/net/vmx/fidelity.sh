@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# fidelity.sh - the test device checked against the driver written for
+# ESXi: the in-tree vmxnet3, proven on ESXi for years, carries a traffic
+# mix on one test-device NIC per revision (strict mode on, as everywhere),
+# and every strict-mode violation it causes is printed by kind. A rule the
+# in-tree driver breaks is a rule ESXi does not enforce, or an in-tree
+# defect: either way it must be looked at, so any violation fails here.
+# What the in-tree driver's traffic does is printed part by part, and a
+# part that fails is reported (a difference between the test device and
+# ESXi, or an in-tree defect, written down in tools/testdev/README.md) but
+# does not fail the test: the in-tree driver is not the one under test.
+# Then vmx carries the same mix on the revision 4 and 6 NICs, whose
+# tunnel encoding (offload mode 1) no other test sends traffic through:
+# every part must work, and its violation counts are printed the same way.
+# VMX_FIDELITY_DRIVERS (default "vmxnet3 vmx") picks the halves: group
+# tdevrev (make test) runs vmx's, group tdevfid (make test-extra) both.
+#
+# The mix, on each NIC in turn (it takes the DUT's addresses): small and
+# 1400-byte pings (the RX data ring from revision 3), TCP over IPv4 and
+# IPv6 out (TSO, checksum offload), UDP out (checksum offload), TCP
+# through an 802.1Q VLAN (tag insertion with TSO), 8972-byte pings and TCP
+# out at MTU 9000 (jumbo frames: ring 1 buffers), four TCP streams in
+# where the NIC has several queues (RSS), TCP through a VXLAN tunnel
+# from revision 4 (tunnel TSO and checksum offload where the driver
+# offers them), and native XDP_TX of 32 frames (the frames checked byte
+# for byte by the peer) where the driver takes a program.
+# The NICs: every test-device NIC that only sets revision, queue counts,
+# capabilities (dcr0/ptcr0) or link speed, one per revision (the first
+# found); the ones with faults, RX producer writes, disabled offloads or
+# out-of-order completions are the other tests' (group tdevrev).
+# vmx-timeout: 600
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/xdp_lib.sh"
+
+vmx_setup --no-load
+if ! have_testdev; then
+	skip "fidelity: the in-tree vmxnet3 on the test device" "no test-device NICs (group tdevrev)"
+	vmx_done
+fi
+xdp_build > "$VMX_TMP/build.out" 2>&1 || { diag < "$VMX_TMP/build.out"; bail "XDP programs not built"; }
+
+# plain_nic NIC: vm.sh gave test-device NIC nicN no property but revision,
+# queue counts, capabilities, link speed (and the defaults rss, strict).
+plain_nic() {
+	local w a p
+	for w in ${VMX_TESTDEV_NICS:-}; do
+		[ "${w%%:*}" = "$1" ] || continue
+		IFS=, read -r -a a <<<"${w#*:}"
+		for p in "${a[@]}"; do
+			case "${p%%=*}" in
+			max-revision|max-tx-queues|max-rx-queues|dcr0|ptcr0|link-speed|rss|strict) ;;
+			*) return 1 ;;
+			esac
+		done
+		return 0
+	done
+	return 1
+}
+
+# step NAME CMD...: run one part of the mix, one line for it; the
+# command's output only when it failed.
+step() {
+	local name=$1
+	shift
+	if "$@" > "$VMX_TMP/step.out" 2>&1; then
+		echo "  $name: ok"
+	else
+		echo "  $name: FAILED"
+		tail -n 5 "$VMX_TMP/step.out" | sed 's/^/    /'
+		return 1
+	fi
+}
+
+vlan_tcp() {
+	local rc=0
+	ip link add link "$DUT" name vmxv42 type vlan id 42 || return 1
+	pexec ip link add link "$PEER" name vmxv42 type vlan id 42 || rc=1
+	ip addr add 10.44.0.1/24 dev vmxv42 && ip link set vmxv42 up || rc=1
+	pexec ip addr add 10.44.0.2/24 dev vmxv42 && pexec ip link set vmxv42 up || rc=1
+	[ $rc = 0 ] && { dut_ping -c 3 -i 0.1 -w 10 10.44.0.2 || rc=1; }
+	[ $rc = 0 ] && { IPERF_DST=10.44.0.2 VMX_IPERF_TIME=1 iperf_check || rc=1; }
+	ip link del vmxv42
+	pexec ip link del vmxv42
+	return $rc
+}
+
+jumbo_tcp() {
+	local rc=0
+	set_mtu_both 9000 || rc=1
+	[ $rc = 0 ] && { dut_ping -c 3 -i 0.1 -w 10 -s 8972 -M do "$PEER_IP" || rc=1; }
+	[ $rc = 0 ] && { VMX_IPERF_TIME=1 iperf_check || rc=1; }
+	set_mtu_both 1500
+	return $rc
+}
+
+tunnel_tcp() {
+	local rc=0
+	tunnel_up vxlan 4789 noudpcsum 0 || rc=1
+	[ $rc = 0 ] && { IPERF_DST=10.42.0.2 VMX_IPERF_TIME=1 iperf_check || rc=1; }
+	tunnel_down
+	return $rc
+}
+
+# xdp_bounce: XDP_TX of 32 frames, byte-exact at the peer; 2 when the
+# driver refuses the program (the in-tree driver on some revisions).
+xdp_bounce() {
+	xdp_attach "$DUT" xdp_tx || return 2
+	peer_bounce "$XDP_PORT_TX" 32 swap
+	local rc=$?
+	xdp_detach "$DUT"
+	return $rc
+}
+
+# mix IF: the traffic mix on IF, which takes the DUT's addresses.
+mix() {
+	local rc=0 q rev=$2
+	dut_move_to "$1" || { echo "$1 did not come up"; return 1; }
+	step "pings of 56 and 1400 bytes" eval 'dut_ping -c 10 -i 0.02 -w 10 "$PEER_IP" && dut_ping -c 5 -i 0.02 -w 10 -s 1400 "$PEER_IP"' || rc=1
+	VMX_IPERF_TIME=1 step "TCP/IPv4 out" iperf_check || rc=1
+	IPERF_DST=$PEER_IP6 VMX_IPERF_TIME=1 step "TCP/IPv6 out" iperf_check || rc=1
+	VMX_IPERF_TIME=1 step "UDP/IPv4 out" iperf_check -u -b 20M -l 1400 || rc=1
+	step "TCP through VLAN 42" vlan_tcp || rc=1
+	step "MTU 9000: 8972-byte pings, TCP out" jumbo_tcp || rc=1
+	q=$(ethtool -l "$DUT" 2>/dev/null | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	if [ "${q:-1}" -gt 1 ]; then
+		VMX_IPERF_TIME=1 step "$q queues: 4 TCP streams in" iperf_check -P 4 -R || rc=1
+	fi
+	if [ "$rev" -ge 4 ]; then
+		step "TCP through VXLAN ($(ethtool -k "$DUT" | sed -n 's/^tx-udp_tnl-segmentation: //p') tunnel TSO)" tunnel_tcp || rc=1
+	fi
+	step "XDP_TX of 32 frames" xdp_bounce
+	case $? in
+	0) ;;
+	2) echo "  ($VMX_DRIVER took no XDP program here: $(tail -n 1 "$VMX_TMP/step.out"))"
+	   [ "$VMX_DRIVER" = vmx ] && rc=1 ;;
+	*) rc=1 ;;
+	esac
+	# the in-tree driver's failures are findings, not this test's failures
+	[ "$VMX_DRIVER" = vmx ] || { [ $rc = 0 ] || echo "  (in-tree: reported, not failed)"; return 0; }
+	return $rc
+}
+
+# kinds_delta "K=N ..." "K=N ...": "K +D" for every kind that grew.
+kinds_delta() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		n = split(a, x, " "); for (i = 1; i <= n; i++) { split(x[i], kv, "="); old[kv[1]] = kv[2] }
+		n = split(b, x, " "); for (i = 1; i <= n; i++) { split(x[i], kv, "=")
+			if (kv[2] > old[kv[1]]) printf "%s%s +%d", s, kv[1], kv[2] - old[kv[1]]; s = ", " } }'
+}
+
+# one_driver DRIVER REVS: load DRIVER, run the mix on each plain
+# test-device NIC whose revision is in REVS ("all" for every one), count
+# its violations by kind.
+one_driver() {
+	local drv=$1 revs=$2 ifc nic rev v0 v1 d q seen=" "
+	VMX_DRIVER=$drv VMX_DRIVER_NAME=$drv
+	dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; fail "$drv loads" "no interfaces"; return; }
+	for ifc in $(dut_ifaces); do ip addr flush dev "$ifc"; ip link set "$ifc" down; done
+	for ifc in $(dut_ifaces); do
+		nic=$(testdev_nic_of "$ifc") || continue
+		plain_nic "$nic" || continue
+		rev=$(testdev_prop "$nic" max-revision)
+		[ "$revs" = all ] || [[ " $revs " == *" $rev "* ]] || continue
+		[[ "$seen" == *" $rev "* ]] && continue
+		seen+="$rev "
+		q=$(testdev_prop "$nic" max-rx-queues)
+		v0=$(testdev_nic_violations "$nic")
+		check "$drv, revision $rev ($nic${q:+, $q queues}): traffic mix" mix "$ifc" "$rev"
+		v1=$(testdev_nic_violations "$nic")
+		d=$(kinds_delta "$v0" "$v1")
+		echo "# $drv revision $rev $nic: strict violations by kind: ${d:-none}"
+		[ -z "$d" ] && ok "$drv, revision $rev ($nic): no strict violation" ||
+			fail "$drv, revision $rev ($nic): no strict violation" "$d"
+		ip addr flush dev "$DUT"
+		ip link set "$DUT" down
+	done
+}
+
+for drv in ${VMX_FIDELITY_DRIVERS:-vmxnet3 vmx}; do
+	case $drv in
+	vmxnet3) one_driver vmxnet3 all
+		 dut_unload || fail "rmmod vmxnet3" "failed" ;;
+	vmx) one_driver vmx "4 6" ;;
+	*) fail "VMX_FIDELITY_DRIVERS" "unknown driver $drv" ;;
+	esac
+done
+VMX_DRIVER=vmx VMX_DRIVER_NAME=vmx
+vmx_done
