@@ -5,6 +5,9 @@
 # Usage:
 #   tools/run-tests.sh [GROUP...]        run these groups (default: all)
 #   tools/run-tests.sh --list            list groups and their tests
+#   tools/run-tests.sh --summarize DIR [GROUP...]  the summary of an earlier
+#                     run's results directory (its groups, or these), with
+#                     nothing set up, built or booted; summary.txt untouched
 #   tools/run-tests.sh -h | --help
 #
 # Groups (kernel, guest configuration):
@@ -137,7 +140,11 @@
 # the last four diagnostic lines it printed. Subtests are counted: every "ok"/"not ok" line of
 # every test; a test that crashed, timed out, exited non-zero without a
 # failing subtest, or never ran (guest crash, missing kernel, failed build)
-# adds one failure. Then "time: build Ns, check Ns, <group> Ns, ..." and the
+# adds one failure. A SKIP ("ok N CHECK # SKIP reason") counts as skipped
+# only when selftests/drivers/net/vmx/expected-skips lists it for the group
+# and test; any other SKIP is a failure ("unexpected SKIP", VMX_DRIVER=vmx
+# only). After the per-test lines, the skips grouped by reason. Then
+# "time: build Ns, check Ns, <group> Ns, ..." and the
 # last line, "N passed, N failed, N skipped"; the exit status is 0 only
 # when nothing failed.
 #
@@ -399,10 +406,18 @@ list_groups() {
 }
 
 SEL=()
+SUMMARIZE=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) usage; exit 0 ;;
 	--list) list_groups; exit 0 ;;
+	--summarize)
+		if [ $# -lt 2 ] || [ ! -d "$2" ]; then
+			echo "run-tests: --summarize needs a results directory" >&2
+			exit 2
+		fi
+		SUMMARIZE=$(cd "$2" && pwd)
+		shift ;;
 	-*) echo "run-tests: unknown option $1" >&2; exit 2 ;;
 	*)
 		[ -n "${G_KERNEL[$1]+x}" ] ||
@@ -411,6 +426,12 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+if [ -n "$SUMMARIZE" ] && [ ${#SEL[@]} -eq 0 ]; then
+	# every group the results directory has, in the usual order
+	for g in "${ALL_GROUPS[@]}" "${EXTRA_GROUPS[@]}"; do
+		[ ! -d "$SUMMARIZE/$g" ] || SEL+=("$g")
+	done
+fi
 [ ${#SEL[@]} -gt 0 ] || SEL=("${ALL_GROUPS[@]}")
 
 # uses_testdev GROUP: the group's guest runs the test device's QEMU.
@@ -425,6 +446,14 @@ for g in "${SEL[@]}"; do
 	elif uses_testdev "$g"; then TD_SEL+=("$g"); else ST_SEL+=("$g"); fi
 done
 SEL=("${ST_SEL[@]}" "${TD_SEL[@]}" "${BENCH_SEL[@]}")
+# --summarize: its groups in SUM_SEL; SEL stays empty, so that no setup,
+# build, check, kernel selftest install or guest below runs.
+SUM_SEL=()
+if [ -n "$SUMMARIZE" ]; then
+	SUM_SEL=("${SEL[@]}")
+	SEL=()
+	SKIP_SETUP=1 SKIP_BUILD=1 SKIP_CHECK=1
+fi
 
 # Tests of a group after the TESTS filter; mode.sh first (whatever TESTS
 # says) when the group names its mode.
@@ -453,21 +482,30 @@ test_timeout() {
 }
 
 RUN_ID=$(date +%Y%m%d-%H%M%S)
-RESULTS=${RESULTS:-$PROJ/results/$RUN_ID}
-mkdir -p "$RESULTS" || exit 2
-RESULTS=$(cd "$RESULTS" && pwd)
-[ -e "$PROJ/results/.gitignore" ] || { mkdir -p "$PROJ/results"; echo '*' > "$PROJ/results/.gitignore"; }
-case "$RESULTS" in
-"$PROJ"/results/*) ln -sfn "$RESULTS" "$PROJ/results/latest" ;;
-"$PROJ"/*) ;;
-*) echo "run-tests: RESULTS must be inside $PROJ (the guest writes there)" >&2; exit 2 ;;
-esac
+if [ -n "$SUMMARIZE" ]; then
+	# read only: an earlier run's directory, wherever it is
+	RESULTS=$SUMMARIZE
+else
+	RESULTS=${RESULTS:-$PROJ/results/$RUN_ID}
+	mkdir -p "$RESULTS" || exit 2
+	RESULTS=$(cd "$RESULTS" && pwd)
+	[ -e "$PROJ/results/.gitignore" ] || { mkdir -p "$PROJ/results"; echo '*' > "$PROJ/results/.gitignore"; }
+	case "$RESULTS" in
+	"$PROJ"/results/*) ln -sfn "$RESULTS" "$PROJ/results/latest" ;;
+	"$PROJ"/*) ;;
+	*) echo "run-tests: RESULTS must be inside $PROJ (the guest writes there)" >&2; exit 2 ;;
+	esac
+fi
 
 PASS=0
 FAIL=0
 SKIP=0
 SUMMARY=()
 TIMES=()
+# every SKIP seen: "reason<TAB>group/test<TAB>how" (how: expected, unexpected
+# (counted as a failure) or unlisted (VMX_DRIVER is not vmx)), for the
+# skips-by-reason part of the summary
+SKIP_RECS=()
 t_start=$(date +%s)
 
 say() { echo "run-tests: $*"; }
@@ -619,10 +657,71 @@ if [ "${SKIP_CHECK:-0}" != 1 ] && [ "$VMX_DRIVER" = vmx ] && [ ${#SEL[@]} -gt 0 
 	done
 fi
 
+# ------------------------------------------------------------ expected skips
+# The SKIPs the suite expects (format in the file's header): a SKIP no line
+# matches is a failure, so that a feature vmx stops offering, or a test
+# precondition that stops holding, does not pass as a skip. Loaded into
+# EXP_KEY ("group test.sh") and EXP_GLOB (the check-name glob), one entry
+# per group of a line; a line that is malformed, names an unknown group or
+# a test its group does not run is one failure of the run.
+EXPECTED_SKIPS=$PROJ/$TESTDIR/expected-skips
+EXP_KEY=()
+EXP_GLOB=()
+load_expected_skips() {
+	local n=0 line groups t rest glob g err
+	local -a gl
+	if [ ! -f "$EXPECTED_SKIPS" ]; then
+		FAIL=$((FAIL + 1))
+		SUMMARY+=("FAIL  ${EXPECTED_SKIPS#"$PROJ"/}: missing (every SKIP is unexpected)")
+		return
+	fi
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		[[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+		read -r groups t rest <<< "$line"
+		# the check glob ends where the "# why" comment starts
+		glob=${rest%%[[:space:]]#*}
+		glob=${glob%"${glob##*[![:space:]]}"}
+		err=
+		if [ -z "$glob" ] || [ "$glob" = "$rest" ]; then
+			err="want: GROUP[,GROUP...] TEST.sh CHECK  # why"
+		else
+			IFS=, read -r -a gl <<< "$groups"
+			for g in "${gl[@]}"; do
+				if [ -z "${G_TESTS[$g]+x}" ]; then
+					err="unknown group '$g'"
+				elif [[ " ${G_TESTS[$g]//[$'\t\n']/ } " != *" $t "* ]]; then
+					err="group $g does not run $t"
+				else
+					EXP_KEY+=("$g $t")
+					EXP_GLOB+=("$glob")
+				fi
+			done
+		fi
+		if [ -n "$err" ]; then
+			FAIL=$((FAIL + 1))
+			SUMMARY+=("FAIL  ${EXPECTED_SKIPS#"$PROJ"/}:$n: $err")
+		fi
+	done < "$EXPECTED_SKIPS"
+}
+load_expected_skips
+
+# skip_expected GROUP TEST CHECK: expected-skips lists CHECK of TEST in GROUP.
+skip_expected() {
+	local i
+	for i in "${!EXP_KEY[@]}"; do
+		# shellcheck disable=SC2053  # the list's glob, unquoted on purpose
+		[[ ${EXP_KEY[$i]} == "$1 $2" && $3 == ${EXP_GLOB[$i]} ]] && return 0
+	done
+	return 1
+}
+
 # ------------------------------------------------------------ groups
 # parse_test GROUP TEST: add the test's subtests to the totals.
 parse_test() {
 	local g=$1 t=$2 name=${2%.sh} dir=$RESULTS/$1 log rcf rc secs p f s extra=
+	local chk why u=0 how l
+	local -a unexp=()
 	log=$dir/$name.log
 	rcf=$dir/$name.rc
 	p=0 f=0 s=0
@@ -649,12 +748,40 @@ parse_test() {
 		fi
 	fi
 	[ -z "$extra" ] || f=$((f + 1))
+	# Each SKIP against expected-skips (the lines the count above matched:
+	# CHECK is the text between "ok N " and the last "# SKIP"); exit status
+	# 4 without any TAP line is a SKIP of the whole test with no name.
+	# Against the in-tree vmxnet3 (VMX_DRIVER not vmx, a reference run) an
+	# unlisted SKIP stays a skip: the list describes what vmx must do.
+	while IFS=$'\t' read -r chk why; do
+		chk=${chk%"${chk##*[![:space:]]}"}
+		if skip_expected "$g" "$t" "$chk"; then
+			how=expected
+		elif [ "$VMX_DRIVER" = vmx ]; then
+			how=unexpected
+			u=$((u + 1))
+			unexp+=("unexpected SKIP (not in expected-skips): $chk # $why")
+		else
+			how=unlisted
+		fi
+		SKIP_RECS+=("${why:-(no reason given)}"$'\t'"$g/$name"$'\t'"$how")
+	done < <(if [ -f "$log" ]; then
+			sed -nE 's/^ok [0-9]+ ?(.*)# *SKIP[[:space:]]*(.*)$/\1\t\2/p' "$log"
+		 fi
+		 if [ "$s" -gt 0 ] && [ "$rc" = 4 ] &&
+		    ! grep -qE '^ok [0-9]+.*# *SKIP' "$log" 2>/dev/null; then
+			printf '%s\t%s\n' "(whole test)" "exit status 4 without a SKIP line"
+		 fi)
+	s=$((s - u)); f=$((f + u))
 	PASS=$((PASS + p)); FAIL=$((FAIL + f)); SKIP=$((SKIP + s))
 	local verdict=PASS
 	[ $f -eq 0 ] || verdict=FAIL
 	[ $f -ne 0 ] || [ $p -ne 0 ] || [ $s -eq 0 ] || verdict=SKIP
 	SUMMARY+=("$(printf '%-5s %s/%s: %d passed, %d failed, %d skipped (%ss)%s' \
 		"$verdict" "$g" "$name" "$p" "$f" "$s" "$secs" "${extra:+ - $extra}")")
+	for l in "${unexp[@]}"; do
+		SUMMARY+=("        $(printf '%s' "$l" | cut -c1-200)")
+	done
 	if [ -f "$log" ]; then
 		while IFS= read -r l; do
 			SUMMARY+=("        $l")
@@ -706,6 +833,19 @@ bench_smoke() {
 	fi
 	TIMES+=("benchsmoke ${secs}s")
 }
+
+# --summarize: the groups' results as they are (SEL is empty: no guest).
+# benchsmoke keeps no exit status (tools/bench.sh's): left out.
+for g in "${SUM_SEL[@]}"; do
+	if [ "$g" = benchsmoke ]; then
+		SUMMARY+=("      group benchsmoke: not summarized (its exit status is not kept)")
+		continue
+	fi
+	for t in $(group_tests "$g") kernel_log.sh; do
+		parse_test "$g" "$t"
+	done
+	SUMMARY+=("      group $g: summarized from $RESULTS/$g")
+done
 
 for g in "${SEL[@]}"; do
 	read -r -a tests <<< "$(group_tests "$g")"
@@ -778,9 +918,38 @@ if [ ${#SUMMARY[@]} -eq 0 ]; then
 	FAIL=$((FAIL + 1))
 fi
 
+# The skips grouped by reason, most frequent first: how many, where
+# ("group/test", "xN" when a test skipped that often, "(unexpected)" when
+# counted as a failure, "(unlisted)" when VMX_DRIVER is not vmx). Reasons
+# that differ only in a kernel version or a number stay apart.
+if [ ${#SKIP_RECS[@]} -gt 0 ]; then
+	SUMMARY+=("skipped, by reason (${#SKIP_RECS[@]}; expected ones listed in $TESTDIR/expected-skips):")
+	while IFS= read -r l; do
+		SUMMARY+=("$l")
+	done < <(printf '%s\n' "${SKIP_RECS[@]}" | awk -F'\t' '
+		{ w = $2 ($3 == "expected" ? "" : " (" $3 ")")
+		  if (!($1 in n)) order[k++] = $1
+		  n[$1]++
+		  if (!(($1, w) in c)) { nw[$1]++; ws[$1, nw[$1]] = w }
+		  c[$1, w]++ }
+		END { for (i = 0; i < k; i++) {
+			r = order[i]; s = ""
+			for (j = 1; j <= nw[r]; j++) {
+				w = ws[r, j]
+				s = s (j > 1 ? ", " : "") w (c[r, w] > 1 ? " x" c[r, w] : "")
+			}
+			printf "%d\t%s\t%s\n", n[r], r, s } }' |
+		sort -t$'\t' -k1,1nr -s |
+		awk -F'\t' '{ printf "%4d  %s\n        %s\n", $1,
+			(length($2) > 150 ? substr($2, 1, 147) "..." : $2), $3 }')
+fi
+
 echo
 echo "==== vmx test summary (driver $VMX_DRIVER, $(( $(date +%s) - t_start ))s, results in $RESULTS)"
-printf '%s\n' "${SUMMARY[@]}" | tee "$RESULTS/summary.txt"
-[ ${#TIMES[@]} -eq 0 ] || echo "time: ${TIMES[*]}" | sed 's/s /s, /g' | tee -a "$RESULTS/summary.txt"
-echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee -a "$RESULTS/summary.txt"
+# --summarize reads an earlier run: its summary.txt stays as that run wrote it
+sumfile=$RESULTS/summary.txt
+[ -z "$SUMMARIZE" ] || sumfile=/dev/null
+printf '%s\n' "${SUMMARY[@]}" | tee "$sumfile"
+[ ${#TIMES[@]} -eq 0 ] || echo "time: ${TIMES[*]}" | sed 's/s /s, /g' | tee -a "$sumfile"
+echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee -a "$sumfile"
 [ "$FAIL" -eq 0 ]
