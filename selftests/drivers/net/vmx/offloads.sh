@@ -10,7 +10,6 @@
 source "$(dirname "$0")/lib.sh"
 
 vmx_setup
-TD=$(testdev_nic_of "$DUT" 2>/dev/null)
 
 export VMX_IPERF_TIME=1
 traffic() {
@@ -68,9 +67,9 @@ for f in tcp-segmentation-offload tx-checksumming rx-checksumming \
 		# every vmxnet3 revision offers these: only the device may take
 		# TSO or LRO away (revision 9's disabled offloads, which the
 		# test device sets with its disabled-offloads property)
-		if { [ "$f" = tcp-segmentation-offload ] || [ "$f" = large-receive-offload ]; } &&
-		   [ -n "$TD" ] && [ "$(testdev_prop "$TD" disabled-offloads | grep . || echo 0)" != 0 ]; then
-			skip "$f off/on" "${st:-not listed}: the device disabled it (disabled-offloads)"
+		if { [ "$f" = tcp-segmentation-offload ] && why=$(testdev_disabled_offload "$DUT" tso); } ||
+		   { [ "$f" = large-receive-offload ] && why=$(testdev_disabled_offload "$DUT" lro); }; then
+			skip "$f off/on" "${st:-not listed}: $why"
 		else
 			check "$f changeable: vmx offers what the device offers (ethtool -k: ${st:-not listed})" false
 		fi

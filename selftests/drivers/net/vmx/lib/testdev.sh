@@ -96,6 +96,26 @@ testdev_nic_of() {
 	echo "nic$((16#${m##*:}))"
 }
 
+# testdev_disabled_offload IF tso|lro: the device behind IF takes that
+# offload away itself - a test device offering revision 9 whose
+# disabled-offloads property (GET_DISABLED_OFFLOADS: bit 0 TSO, bit 1 LRO)
+# has its bit set - and prints why. Fails otherwise: no other vmxnet3
+# device (stock QEMU's included) disables an offload. Read from vm.sh's
+# properties, not from what the driver reports.
+testdev_disabled_offload() {
+	local nic rev off bit
+	case "$2" in
+	tso) bit=1 ;;
+	lro) bit=2 ;;
+	*) echo "testdev_disabled_offload: no offload '$2'" >&2; return 1 ;;
+	esac
+	nic=$(testdev_nic_of "$1" 2>/dev/null) || return 1
+	rev=$(testdev_prop "$nic" max-revision)
+	off=$(testdev_prop "$nic" disabled-offloads)
+	[ "${rev:-1}" -ge 9 ] && [ $((${off:-0} & bit)) != 0 ] || return 1
+	echo "the device disabled it ($nic: max-revision=$rev, disabled-offloads=$off)"
+}
+
 # testdev_iface_with PROP [ABOVE]: the first vmx interface whose test
 # device vm.sh gave property PROP (with a value above ABOVE, if given);
 # fails when there is none.
