@@ -13,12 +13,22 @@
  *   hist=N       also write, at every mark, the instructions vCPU N executed
  *                since the previous mark per translation-block start address
  *                (for a per-function breakdown against /proc/kallsyms)
+ *   insns=on|off count instructions (default on; off: no callback on every
+ *                block, for coverage runs; the counts read 0)
+ *   cov=FILE     coverage: every translation block whose start address is
+ *                in the coverage range, written once to FILE the first time
+ *                it executes, with its bytes (tools/coverage/report.py maps
+ *                them to the lines of vmx.ko)
+ *   covrange=LO-HI  the coverage range, hex (default: x86-64 module space,
+ *                0xffffffffc0000000-0xffffffffff000000)
  *
  * Output lines (all counts are totals since the guest started):
  *   mark SEQ ID VCPU insns C0 C1 ...        (VCPU: the one that made it)
  *   io SEQ REGION PHYS writes W reads R     (every address seen so far)
  *   hist SEQ VADDR INSNS                    (delta since the previous mark)
  *   end insns C0 C1 ...                     (at exit)
+ * and in the cov= file, one line per distinct block executed:
+ *   tb VADDR SIZE HEXBYTES                  (bytes as translated)
  *
  * Instructions are counted per translation block when it starts executing
  * (a block left early by an exception counts whole; in kernel code under
@@ -78,6 +88,103 @@ static int hist_vcpu = -1;
  * first mark is ever reported.
  */
 static int io_on;
+static int insns_on = 1;
+
+/*
+ * Coverage (cov=): one record per distinct block, keyed by address and
+ * bytes, shared by every translation of it (a block is translated again
+ * after a TB flush, or when its page was written: a module loaded at the
+ * same address, a static key flipped). A record is written once, by the
+ * first vCPU that executes it; a translation of a block already written
+ * gets no callback at all, so the cost fades once the code has run.
+ */
+struct covtb {
+	uint64_t vaddr;
+	size_t size;
+	int hit;
+	unsigned char *bytes;
+};
+
+static FILE *cov_out;
+static GHashTable *cov_tab;  /* struct covtb * -> itself */
+static uint64_t cov_lo = 0xffffffffc0000000ull, cov_hi = 0xffffffffff000000ull;
+static uint64_t cov_written;
+
+static guint covtb_hash(gconstpointer p)
+{
+	const struct covtb *t = p;
+	guint h = (guint)(t->vaddr ^ (t->vaddr >> 32)) ^ (guint)t->size * 2654435761u;
+	size_t i;
+
+	for (i = 0; i < t->size; i++)
+		h = h * 31 + t->bytes[i];
+	return h;
+}
+
+static gboolean covtb_equal(gconstpointer a, gconstpointer b)
+{
+	const struct covtb *x = a, *y = b;
+
+	return x->vaddr == y->vaddr && x->size == y->size &&
+	       !memcmp(x->bytes, y->bytes, x->size);
+}
+
+static void vcpu_cov_exec(unsigned int vcpu, void *udata)
+{
+	struct covtb *t = udata;
+	size_t i;
+
+	if (__atomic_load_n(&t->hit, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&t->hit, 1, __ATOMIC_RELAXED))
+		return;
+	g_mutex_lock(&lock);
+	if (cov_out) {
+		fprintf(cov_out, "tb 0x%" PRIx64 " %zu ", t->vaddr, t->size);
+		for (i = 0; i < t->size; i++)
+			fprintf(cov_out, "%02x", t->bytes[i]);
+		fputc('\n', cov_out);
+		/* a guest killed by a timeout still leaves what it ran */
+		fflush(cov_out);
+		cov_written++;
+	}
+	g_mutex_unlock(&lock);
+}
+
+/* the block's record, created on its first translation */
+static struct covtb *cov_record(struct qemu_plugin_tb *tb, size_t n)
+{
+	struct covtb key, *t;
+	size_t i, size = 0, off = 0;
+
+	for (i = 0; i < n; i++)
+		size += qemu_plugin_insn_size(qemu_plugin_tb_get_insn(tb, i));
+	key.vaddr = qemu_plugin_tb_vaddr(tb);
+	key.size = size;
+	key.hit = 0;
+	key.bytes = g_malloc(size ? size : 1);
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		size_t len = qemu_plugin_insn_size(insn);
+
+#if QEMU_PLUGIN_VERSION >= 3
+		if (qemu_plugin_insn_data(insn, key.bytes + off, len) != len)
+			memset(key.bytes + off, 0, len);
+#else
+		memcpy(key.bytes + off, qemu_plugin_insn_data(insn), len);
+#endif
+		off += len;
+	}
+	g_mutex_lock(&lock);
+	t = g_hash_table_lookup(cov_tab, &key);
+	if (t) {
+		g_free(key.bytes);
+	} else {
+		t = g_memdup2(&key, sizeof(key));
+		g_hash_table_add(cov_tab, t);
+	}
+	g_mutex_unlock(&lock);
+	return t;
+}
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
@@ -241,6 +348,17 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
 
+	if (cov_out) {
+		uint64_t va = qemu_plugin_tb_vaddr(tb);
+
+		if (va >= cov_lo && va < cov_hi) {
+			struct covtb *c = cov_record(tb, n);
+
+			if (!__atomic_load_n(&c->hit, __ATOMIC_RELAXED))
+				qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_cov_exec,
+					QEMU_PLUGIN_CB_NO_REGS, c);
+		}
+	}
 	if (hist_vcpu >= 0) {
 		struct tbinfo *t = g_new0(struct tbinfo, 1);
 
@@ -251,7 +369,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		g_mutex_unlock(&lock);
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 						     QEMU_PLUGIN_CB_NO_REGS, t);
-	} else {
+	} else if (insns_on) {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_count,
 						     QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)(uintptr_t)n);
@@ -277,6 +395,11 @@ static void plugin_exit(qemu_plugin_id_t id, void *p)
 	write_insns();
 	fclose(out);
 	out = NULL;
+	if (cov_out) {
+		fprintf(cov_out, "# end: %" PRIu64 " blocks\n", cov_written);
+		fclose(cov_out);
+		cov_out = NULL;
+	}
 	g_mutex_unlock(&lock);
 }
 
@@ -284,7 +407,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	const char *path = "vmxcount.out";
+	const char *path = "vmxcount.out", *cov_path = NULL;
 	int i;
 
 	if (!info->system_emulation) {
@@ -317,6 +440,26 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				fprintf(stderr, "vmxcount: hist=0..%d\n", MAX_VCPUS - 1);
 				return -1;
 			}
+		} else if (!strncmp(argv[i], "insns=", 6)) {
+			if (!strcmp(eq + 1, "on"))
+				insns_on = 1;
+			else if (!strcmp(eq + 1, "off"))
+				insns_on = 0;
+			else {
+				fprintf(stderr, "vmxcount: insns=on|off\n");
+				return -1;
+			}
+		} else if (!strncmp(argv[i], "cov=", 4)) {
+			cov_path = eq + 1;
+		} else if (!strncmp(argv[i], "covrange=", 9)) {
+			char *end;
+
+			cov_lo = strtoull(eq + 1, &end, 16);
+			if (*end != '-' || (cov_hi = strtoull(end + 1, &end, 16), *end) ||
+			    cov_lo >= cov_hi) {
+				fprintf(stderr, "vmxcount: covrange=LO-HI (hex)\n");
+				return -1;
+			}
 		} else {
 			fprintf(stderr, "vmxcount: unknown argument %s\n", argv[i]);
 			return -1;
@@ -326,6 +469,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (!out) {
 		perror(path);
 		return -1;
+	}
+	if (cov_path) {
+		cov_out = fopen(cov_path, "w");
+		if (!cov_out) {
+			perror(cov_path);
+			return -1;
+		}
+		cov_tab = g_hash_table_new(covtb_hash, covtb_equal);
+		fprintf(cov_out, "# vmxcount cov: qemu %s, plugin api %d, range 0x%" PRIx64
+			"-0x%" PRIx64 "\n", info->target_name, QEMU_PLUGIN_VERSION,
+			cov_lo, cov_hi);
+		fflush(cov_out);
 	}
 	iotab = g_hash_table_new(g_int64_hash, g_int64_equal);
 	tbs = g_ptr_array_new();
