@@ -15,6 +15,10 @@
 #                        the in-tree vmxnet3 on the test device)
 #   make deb             the vmx-dkms Debian package (build/deb/)
 #   make bench           the benchmark (not a test)
+#   make coverage        which lines of vmx_*.c the tests run, on 6.12: the
+#                        6.12 groups of make test under the vmxcount TCG
+#                        plugin, then per-file and per-function figures
+#                        (tools/coverage; COVERAGE_GROUPS picks groups)
 #   make kernels         the debug 6.12 kernel (tools/kernels; not in make test)
 #   make modules-debug   build/<kver>/vmx.ko against the cached debug kernel
 #   make check-debug     W=1 + sparse against the cached debug kernel
@@ -47,7 +51,7 @@ KDIR_NEWESTK = $(shell $(SRC)/tools/kernels/newest.sh --cached 2>/dev/null)
 SOURCES := Kbuild VERSION vmx_drv.c vmx_irq.c vmx_stats.c vmx_rx.c vmx_tx.c \
 	   vmx_xdp.c vmx_ethtool.c vmx.h vmx_defs.h vmx_compat.h
 
-.PHONY: all modules all-kernels check clean demo test test-extra deb bench setup kernels \
+.PHONY: all modules all-kernels check clean demo test test-extra deb bench coverage setup kernels \
 	modules-debug check-debug test-debug kernel-newest modules-newest check-newest \
 	test-newest
 
@@ -132,6 +136,9 @@ deb:
 
 bench:
 	tools/bench.sh
+
+coverage:
+	tools/coverage/run.sh
 
 # the debug 6.12 kernel (KASAN, lockdep, kmemleak, DMA-API debug, fault
 # injection), cached in /var/cache/vmx-kernels; tools/vm.sh --kernel debug

@@ -116,6 +116,8 @@
 #                     "slub_debug=FZPU page_poison=1 kfence.sample_interval=5"
 #                     when hunting a memory corruption.
 #   VMX_*             passed on into the guests (see lib.sh).
+#   VMX_COVERAGE=DIR  coverage on (make coverage, tools/coverage/README.md):
+#                     every guest under the vmxcount plugin, records in DIR.
 #
 # Every group names its mode (VMX_MODE in its env: msix, msi, intx,
 # swiotlb, iommu, hotplug, monitor, testdev); mode.sh runs first and proves
@@ -887,6 +889,8 @@ for g in "${SEL[@]}"; do
 	# everything with VERBOSE=1. The whole console is in console.log.
 	filter='^vmx-suite:|Kernel panic|BUG:|Oops|WARNING:|^vm\.sh:'
 	[ "${VERBOSE:-0}" = 1 ] && filter=
+	# make coverage (tools/coverage): the guest's records are named after the group
+	[ -z "${VMX_COVERAGE:-}" ] || export VMX_COVERAGE_TAG=$g
 	"$TOOLS_DIR/vm.sh" --kernel "${G_KERNEL[$g]}" "${opts[@]}" \
 		--timeout "$budget" --log "$gdir/console.log" \
 		-- tools/guest-suite.sh "${gdir#"$PROJ"/}" "${tests[@]}" 2>&1 |

@@ -259,6 +259,31 @@ if [ -z "$QEMU_BIN" ]; then
 	esac
 fi
 command -v "$QEMU_BIN" >/dev/null || fatal "$QEMU_BIN not installed; run tools/setup.sh"
+# make coverage (tools/coverage/README.md): VMX_COVERAGE=DIR, inside the
+# project (the guest writes there), runs the guest under TCG with the
+# vmxcount plugin recording the blocks executed in module space into
+# DIR/TAG.tb; the guest's lib/driver.sh writes where each vmx load put its
+# sections into DIR/TAG.loads; DIR/TAG.kver is the kernel. TAG:
+# VMX_COVERAGE_TAG (run-tests.sh: the group), else one of this run's own.
+if [ -n "${VMX_COVERAGE:-}" ]; then
+	mkdir -p "$VMX_COVERAGE" || fatal "VMX_COVERAGE: cannot create $VMX_COVERAGE"
+	VMX_COVERAGE=$(cd "$VMX_COVERAGE" && pwd)
+	case "$VMX_COVERAGE/" in
+	"$PROJ"/*) ;;
+	*) fatal "VMX_COVERAGE must be inside $PROJ (the guest writes its load addresses there)" ;;
+	esac
+	export VMX_COVERAGE
+	export VMX_COVERAGE_TAG=${VMX_COVERAGE_TAG:-vm-$(date +%Y%m%d-%H%M%S)-$$}
+	[ "${VMX_ACCEL:-auto}" != kvm ] || fatal "VMX_COVERAGE needs TCG (the plugin), not VMX_ACCEL=kvm"
+	case " ${QEMU_EXTRA[*]} " in *" -plugin "*)
+		fatal "VMX_COVERAGE: this guest already loads a plugin (--qemu -plugin)" ;;
+	esac
+	VMX_ACCEL=tcg
+	cov_plugin=$("$TOOLS_DIR/count/build.sh" "$QEMU_BIN") ||
+		fatal "the coverage plugin did not build (tools/count/build.sh $QEMU_BIN)"
+	QEMU_EXTRA+=(-plugin "$cov_plugin/vmxcount.so,out=$VMX_COVERAGE/$VMX_COVERAGE_TAG.marks,io=off,insns=off,cov=$VMX_COVERAGE/$VMX_COVERAGE_TAG.tb")
+	echo "$KVER" >"$VMX_COVERAGE/$VMX_COVERAGE_TAG.kver"
+fi
 [ -x /bin/busybox ] || fatal "/bin/busybox missing; run tools/setup.sh (busybox-static)"
 
 # ---------------------------------------------------------------- initramfs

@@ -53,12 +53,29 @@ dut_load() {
 		for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
 			modprobe "$dep" || return 1
 		done
-		insmod "$ko" ${VMX_MODULE_PARAMS:-}
+		insmod "$ko" ${VMX_MODULE_PARAMS:-} || return 1
+		cov_record_load
 		;;
 	*)
 		modprobe "$VMX_DRIVER"
 		;;
 	esac
+}
+
+# make coverage (tools/coverage): where this load of vmx put its code, for
+# tools/coverage/report.py (VMX_COVERAGE and VMX_COVERAGE_TAG come from
+# tools/vm.sh). Shell builtins only: a fork costs tens of ms under TCG.
+cov_record_load() {
+	local s a out
+	[ -n "${VMX_COVERAGE:-}" ] && [ -n "${VMX_COVERAGE_TAG:-}" ] || return 0
+	out="$VMX_COVERAGE/$VMX_COVERAGE_TAG.loads"
+	{
+		echo "load ${EPOCHREALTIME:-}"
+		for s in /sys/module/vmx/sections/.*text*; do
+			[ -r "$s" ] && read -r a < "$s" && echo "${s##*/} $a"
+		done
+	} >> "$out" || echo "coverage: cannot write $out"
+	return 0
 }
 
 dut_unload() {
