@@ -29,7 +29,7 @@ def blocks(mod, sym):
     for off, size, frames, s in mod.insns['.text']:
         if s != sym:
             continue
-        text = next(t for o, _, t, _ in mod.raw if o == off)
+        text = mod.raw[off]
         if start is None:
             start = off
         end = off + size
@@ -44,7 +44,7 @@ def blocks(mod, sym):
 def main():
     ko, outdir, funcs = sys.argv[1], sys.argv[2], sys.argv[3:]
     mod = report.Module(ko)
-    mod.raw = report.disassemble(ko, '.text')
+    mod.raw = {o: t for o, _, t, _ in report.disassemble(ko, '.text')}
     ref, mask = mod.bytes['.text'], mod.mask['.text']
     rnd = random.Random(1)
     os.makedirs(outdir, exist_ok=True)
@@ -58,15 +58,17 @@ def main():
         for off, size in blocks(mod, f):
             lines.append(f'tb 0x{BASE + off:x} {size} {patched(off, size).hex()}')
     # decoy 1: another function's blocks at the first FUNC's addresses
+    fset = set(funcs)
     syms = sorted({s for _, _, _, s in mod.insns['.text']
-                   if s and not s.startswith('__pfx_') and s not in funcs})
-    other = syms[len(syms) // 2]
-    target = blocks(mod, funcs[0])[0][0]
-    first = blocks(mod, other)[0][0]
-    decoys = 0
-    for off, size in blocks(mod, other):
-        lines.append(f'tb 0x{BASE + target + off - first:x} {size} {patched(off, size).hex()}')
-        decoys += 1
+                   if s and not s.startswith('__pfx_') and s not in fset})
+    decoys, other = 0, None
+    if syms:
+        other = syms[len(syms) // 2]
+        target = blocks(mod, funcs[0])[0][0]
+        first = blocks(mod, other)[0][0]
+        for off, size in blocks(mod, other):
+            lines.append(f'tb 0x{BASE + target + off - first:x} {size} {patched(off, size).hex()}')
+            decoys += 1
     # decoy 2: outside vmx
     lines.append(f'tb 0x{BASE - 0x100000:x} 3 {ref[:3].hex()}')
     with open(os.path.join(outdir, 'synth.tb'), 'w') as fo:
