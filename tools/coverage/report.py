@@ -347,21 +347,30 @@ def main():
     ap.add_argument('dir')
     a = ap.parse_args()
     proj = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    kvers = {}
+    for tb in glob.glob(os.path.join(a.dir, '*.tb')):
+        kv = tb[:-3] + '.kver'
+        kvers[tb] = open(kv).read().strip() if os.path.exists(kv) else None
     ko = a.ko
     if not ko:
-        kv = os.path.join(a.dir, 'kver')
-        if os.path.exists(kv):
-            ko = os.path.join(proj, 'build', open(kv).read().strip(), 'vmx.ko')
+        # the 6.12 build the guests ran (tools/vm.sh writes TAG.kver)
+        c = sorted(v for v in kvers.values() if v and v.startswith('6.12.'))
+        if c:
+            ko = os.path.join(proj, 'build', c[-1], 'vmx.ko')
         else:
             c = sorted(glob.glob(os.path.join(proj, 'build', '6.12.*', 'vmx.ko')))
             ko = c[-1] if c else None
     if not ko or not os.path.exists(ko):
-        sys.exit('no vmx.ko (give --ko)')
+        sys.exit(f'no vmx.ko ({ko}; give --ko)')
+    ko_kver = os.path.basename(os.path.dirname(os.path.abspath(ko)))
     mod = Module(ko)
     executed = {t: set() for t in mod.texts}
     guests = {}
-    for tb in sorted(glob.glob(os.path.join(a.dir, '*.tb'))):
+    for tb in sorted(kvers):
         tag = os.path.basename(tb)[:-3]
+        if kvers[tb] and kvers[tb] != ko_kver and not a.ko:
+            print(f'{tag}: kernel {kvers[tb]}, not {ko_kver}: left out', file=sys.stderr)
+            continue
         lp = os.path.join(a.dir, tag + '.loads')
         loads = read_loads(lp) if os.path.exists(lp) else []
         st = attribute(mod, read_tbs(tb), loads, executed)
