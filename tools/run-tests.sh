@@ -272,15 +272,16 @@ G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # and disabled offloads, 6 with 4 queues, 9 asking for RX producer writes
 # with 256-byte RX data ring entries, 9 completing RX out of order):
 # negotiation and what each revision gates.
+TDEV_REV_NICS="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000"
 G_KERNEL[tdevrev]=6.12
-G_OPTS[tdevrev]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000 --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
+G_OPTS[tdevrev]="$TDEV_REV_NICS --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
 G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh fidelity.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor;VMX_FIDELITY_DRIVERS=vmx"
 # The in-tree vmxnet3 on one test-device NIC per revision (1, 3, 4, 6, 7,
 # 9), then vmx on 4 and 6, each with fidelity.sh's traffic mix: every
 # strict violation the in-tree driver causes is a rule to look at.
 G_KERNEL[tdevfid]=6.12
-G_OPTS[tdevfid]="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9 --nic virtio --smp 4"
+G_OPTS[tdevfid]="$TDEV_REV_NICS --nic virtio --smp 4"
 G_TESTS[tdevfid]="fidelity.sh"
 G_ENV[tdevfid]="VMX_MODE=msix testdev monitor"
 # System suspend (mem, freeze) and hibernation (pm_test, then the image

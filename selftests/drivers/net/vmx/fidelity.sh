@@ -42,19 +42,15 @@ xdp_build > "$VMX_TMP/build.out" 2>&1 || { diag < "$VMX_TMP/build.out"; bail "XD
 # plain_nic NIC: vm.sh gave test-device NIC nicN no property but revision,
 # queue counts, capabilities, link speed (and the defaults rss, strict).
 plain_nic() {
-	local w a p
-	for w in ${VMX_TESTDEV_NICS:-}; do
-		[ "${w%%:*}" = "$1" ] || continue
-		IFS=, read -r -a a <<<"${w#*:}"
-		for p in "${a[@]}"; do
-			case "${p%%=*}" in
-			max-revision|max-tx-queues|max-rx-queues|dcr0|ptcr0|link-speed|rss|strict) ;;
-			*) return 1 ;;
-			esac
-		done
-		return 0
+	local props a p
+	props=$(testdev_props "$1") || return 1
+	IFS=, read -r -a a <<<"$props"
+	for p in "${a[@]}"; do
+		case "${p%%=*}" in
+		max-revision|max-tx-queues|max-rx-queues|dcr0|ptcr0|link-speed|rss|strict) ;;
+		*) return 1 ;;
+		esac
 	done
-	return 1
 }
 
 # step NAME CMD...: run one part of the mix, one line for it; the
@@ -87,7 +83,7 @@ vlan_tcp() {
 jumbo_tcp() {
 	local rc=0
 	set_mtu_both 9000 || rc=1
-	[ $rc = 0 ] && { dut_ping -c 3 -i 0.1 -w 10 -s 8972 -M do "$PEER_IP" || rc=1; }
+	[ $rc = 0 ] && { dut_ping -c 3 -i 0.1 -w 10 -s 8972 -M 'do' "$PEER_IP" || rc=1; }
 	[ $rc = 0 ] && { VMX_IPERF_TIME=1 iperf_check || rc=1; }
 	set_mtu_both 1500
 	return $rc

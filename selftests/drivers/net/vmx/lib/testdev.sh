@@ -73,16 +73,24 @@ have_testdev() {
 	return 1
 }
 
+# testdev_props NIC: the properties vm.sh gave test-device NIC nicN, as
+# it wrote them ("PROP=VAL,PROP=VAL,...", defaults first); fails when nicN
+# is not a test-device NIC.
+testdev_props() {
+	local w
+	for w in ${VMX_TESTDEV_NICS:-}; do
+		[ "${w%%:*}" = "$1" ] && { echo "${w#*:}"; return 0; }
+	done
+	return 1
+}
+
 # testdev_prop NIC PROP: the value vm.sh gave property PROP of test-device
 # NIC nicN (the last setting wins); empty when not set there.
 testdev_prop() {
-	local w a p v=
-	for w in ${VMX_TESTDEV_NICS:-}; do
-		[ "${w%%:*}" = "$1" ] || continue
-		IFS=, read -r -a a <<<"${w#*:}"
-		for p in "${a[@]}"; do
-			[ "${p%%=*}" = "$2" ] && v=${p#*=}
-		done
+	local a p v=
+	IFS=, read -r -a a <<<"$(testdev_props "$1")"
+	for p in "${a[@]}"; do
+		[ "${p%%=*}" = "$2" ] && v=${p#*=}
 	done
 	echo "$v"
 }
