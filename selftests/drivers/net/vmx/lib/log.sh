@@ -164,7 +164,8 @@ _vmx_log_verdict() {
 		why="$forced forced with dut_forced_reset"
 		[ "$bound" = 0 ] ||
 			why+=", $bound by vmx-expects: resets<=$(_vmx_resets_header) times VMX_TIMEOUT_SCALE ${VMX_TIMEOUT_SCALE:-1}"
-		out="${out:+$out$'\n'}$n 'resetting the device' lines, more than the $((bound + forced)) allowed ($why)"
+		# first: the kernel_log_check shows only the first 20 lines
+		out="$n 'resetting the device' lines, more than the $((bound + forced)) allowed ($why)${out:+$'\n'$out}"
 	fi
 	[ -z "$out" ] && return 0
 	printf '%s\n' "$out"
