@@ -20,8 +20,8 @@
 # while closed, and reads no freed queue: KASAN in group pmdebug) and
 # receives again after ip link set up, which carries ping and TCP.
 # vmx-timeout: 600
-# vmx-expects-log: device refused activation \(0x1\)$
-# vmx-expects-log: resume: the device could not be opened \(-5\), interface closed$
+# vmx-expects-log: device refused activation \(0x1\)
+# vmx-expects-log: resume: the device could not be opened \(-5\), interface closed
 source "$(dirname "$0")/lib.sh"
 source "$VMX_LIB_DIR/xdp_lib.sh"
 

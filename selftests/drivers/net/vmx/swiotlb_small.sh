@@ -18,6 +18,12 @@
 # Run: tools/vm.sh --nic vmxnet3 --nic vmxnet3 --nic virtio --append "swiotlb=4096,force"
 # (also worth a try: swiotlb=1024,force). SKIP without a forced swiotlb.
 # vmx-timeout: 420
+# The bounce pool running out, from the swiotlb code under vmx's name (a
+# warning) and from vmx: its RX rings made smaller to fit, or (pools under
+# 4096 slabs) the open refused with the cause named.
+# vmx-expects-log: swiotlb buffer is full \(sz: [0-9]+ bytes\), total [0-9]+ \(slots\), used [0-9]+ \(slots\)
+# vmx-expects-log: RX rings reduced from [0-9]+/[0-9]+ to [0-9]+/[0-9]+: not enough memory or DMA mapping space \(bounce buffers\?\) for the configured sizes
+# vmx-expects-log: cannot allocate or DMA-map the rings even at [0-9]+/[0-9]+ RX buffers \(-[0-9]+\): out of memory or of DMA mapping space \(bounce buffers\?\)
 source "$(dirname "$0")/lib.sh"
 
 # Mapping failures are expected here and checked against the driver's

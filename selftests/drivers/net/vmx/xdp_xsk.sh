@@ -38,7 +38,7 @@
 # Topology: tools/vm.sh --nic vmxnet3 --nic virtio (the xdp group), or the
 # test device (tdev group).
 # vmx-timeout: 600
-# vmx-expects-log: AF_XDP zero-copy.*too small
+# vmx-expects-log: AF_XDP zero-copy on queue [0-9]+: buffers of [0-9]+ bytes too small for MTU [0-9]+ \(needs [0-9]+\)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"
 

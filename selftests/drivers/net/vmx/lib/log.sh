@@ -4,30 +4,87 @@
 # VMX_LIB_LOGCHECK_ONLY=1 to get this file alone, for the log outside the
 # tests and kmemleak). Which lines fail a test (VMX_DMESG_BAD and the
 # driver's own), the check of the test's slice of the log vmx_done runs,
-# what a test declares it causes on purpose ("# vmx-expects:" header
-# lines), and kmemleak on the debug kernel.
+# what a test declares it causes on purpose, and kmemleak on the debug
+# kernel.
+#
+# A test's header declares, every allowance bounded:
+#   # vmx-expects: resets<=N     the driver's reset work may run N times
+#                                (times VMX_TIMEOUT_SCALE, as the
+#                                test's timeout), counted in "resetting
+#                                the device" lines; each dut_forced_reset
+#                                allows one more
+#   # vmx-expects-log: REGEX     a log message the test causes on purpose:
+#                                REGEX (ERE) must match the whole message,
+#                                the driver's "vmx 0000:00:04.0 eth0: "
+#                                prefix left out (a line of another
+#                                origin: its whole text), e.g.
+#                                "MTU [0-9]+ not applied \(-[0-9]+\), keeping [0-9]+"
+#                                A "Call Trace:" right after an allowed
+#                                line (and the dump's CPU:/Hardware
+#                                name: lines) is that line's dump.
 
 # Regex of kernel log lines that fail a test, whoever prints them.
 VMX_DMESG_BAD='WARNING:|BUG:|Oops|Call Trace|general protection fault|kernel BUG|UBSAN|KASAN|refcount_t:|list_(add|del) corruption|NETDEV WATCHDOG|DMAR: .*[Ff]ault|DMAR: \[DMA|swiotlb buffer is full|page allocation failure|unreferenced object|blocked for more than|soft lockup|rcu.*detected stall|Bad page|skb_over_panic|skb_under_panic|dma_map.*fail|DMA-API'
 # The driver's own trouble, matched on its lines ("vmx 0000:01:00.0 eth0:
-# ..."): on top of every line it logs at KERN_ERR or worse (netdev_err:
-# "txq 0 error", "device refused activation", "restart failed"...).
+# ..."): on top of every line it logs at KERN_WARNING or worse
+# (netdev_err: "txq 0 error", "device refused activation", "restart
+# failed"...; netdev_warn: "RX rings reduced ...": a warning is the driver
+# saying something went wrong, so a test that causes one declares it).
 VMX_DMESG_DRV_BAD='bad completion|completion for index|resetting|timed out|transmit queue'
 # Lines that match the above and are no trouble (CPU vulnerability advice).
 VMX_DMESG_BENIGN='hw-vuln/'
 
+# _vmx_drv_prefix: ERE of the prefix of the driver's lines, dev_*()'s
+# "vmx 0000:00:04.0: " and netdev_*()'s "vmx 0000:00:04.0 eth0: " (an
+# interface name holds no colon; "eth0 (unregistered)" is one too).
+_vmx_drv_prefix() {
+	echo "(vmx|${VMX_DRIVER_NAME:-vmx}) [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]( [^:]+)?: "
+}
+
+# The lines of a stack dump between the line that announced it and its
+# "Call Trace:" (dump_stack_print_info: CPU, taints, machine, workqueue).
+_VMX_DUMP_INFO='^[0-9]+ (CPU: |Tainted: |Hardware name: |Workqueue: |Stopper: |Sched_ext: )'
+
 # kernel_log_bad [ALLOW]: read `dmesg -r` lines (raw: "<level>[time] msg")
 # on stdin and print, without the prefix, those that fail a test: any line
-# matching VMX_DMESG_BAD; any line of the driver under test at KERN_ERR or
-# worse or matching VMX_DMESG_DRV_BAD. Lines matching the regex ALLOW (what
-# the test declared it expects) do not count.
+# matching VMX_DMESG_BAD; any line of the driver under test at
+# KERN_WARNING or worse or matching VMX_DMESG_DRV_BAD. Lines whose whole
+# message (the driver's prefix left out) matches the ERE ALLOW, what the
+# test declared it causes, do not count: ALLOW is matched as ^(ALLOW)$.
+# Neither does a "Call Trace:" that follows an allowed line with only
+# its dump's info lines between: the dump belongs to that line (fault
+# injection and page allocation failures dump the stack after their own
+# line; that line is what a test declares).
 kernel_log_bad() {
-	local drv="(vmx|${VMX_DRIVER_NAME:-vmx}) [0-9a-f]{4}:[0-9a-f]{2}:"
-	sed -E 's/^<([0-9]+)>\[[^]]*\] ?/\1 /' |
-		grep -E -e "^[0-9]+ .*($VMX_DMESG_BAD)" \
-			-e "^[0-3] $drv" -e "^[0-9]+ $drv.*($VMX_DMESG_DRV_BAD)" |
-		grep -Ev -e "$VMX_DMESG_BENIGN" ${1:+-e "$1"} |
-		sed -E 's/^[0-9]+ //'
+	local drv i j
+	local -a l
+	local -A ok=()
+	drv=$(_vmx_drv_prefix)
+	# "LEVEL MESSAGE"; a continuation line of a multi-line record (no
+	# "<level>[time]" of its own) becomes "- TEXT": never a message
+	mapfile -t l < <(sed -E -e 's/^<([0-9]+)>\[[^]]*\] ?/\1 /' -e t -e 's/^/- /')
+	[ ${#l[@]} -gt 0 ] || return 0
+	# the allowed lines (numbers from 1), matched on the bare message
+	if [ -n "${1:-}" ]; then
+		for i in $(printf '%s\n' "${l[@]}" | sed -E -e 's/^[0-9]+ //' -e "s/^$drv//" |
+				grep -nE -e "^($1)\$" | cut -d: -f1); do
+			ok[$i]=1
+		done
+	fi
+	for i in $(printf '%s\n' "${l[@]}" |
+			grep -nE -e "^[0-9]+ .*($VMX_DMESG_BAD)" \
+				-e "^[0-4] $drv" -e "^[0-9]+ $drv.*($VMX_DMESG_DRV_BAD)" |
+			grep -Ev -e "^[0-9]+:.*($VMX_DMESG_BENIGN)" | cut -d: -f1); do
+		[ -z "${ok[$i]:-}" ] || continue
+		if [[ ${l[i - 1]} =~ ^[0-9]+\ Call\ Trace:$ ]]; then
+			# look back over the dump's info lines for its announcer
+			for ((j = i - 1; j >= 1 && j >= i - 8; j--)); do
+				[[ ${l[j - 1]} =~ ^-\  || ${l[j - 1]} =~ $_VMX_DUMP_INFO ]] || break
+			done
+			[ "$j" -ge 1 ] && [ "$j" -ge $((i - 8)) ] && [ -n "${ok[$j]:-}" ] && continue
+		fi
+		printf '%s\n' "${l[i - 1]#* }"
+	done
 	return 0
 }
 
@@ -38,28 +95,87 @@ dmesg_since_start() {
 }
 
 # vmx_expects WORD: the test declares, in a "# vmx-expects: WORD..." header
-# line, that WORD happens on purpose. Words: resets (the driver's reset
-# work runs: "resetting the device" lines and any resets count). Resets
-# forced with dut_forced_reset need no header: each one allows one.
-# A "# vmx-expects-log: REGEX" line names other kernel log lines the test
-# causes on purpose (e.g. an error the driver must print).
+# line, that WORD happens on purpose (guest-suite.sh reads "violations"
+# itself; resets need a bound: vmx_resets_bound).
 vmx_expects() {
 	grep -qE "^# vmx-expects:(.*[[:space:]])?$1([[:space:]]|\$)" "$0" 2>/dev/null
 }
 
-# Regex of the log lines this test expects (empty: none).
+# _vmx_resets_header: N of the test's "# vmx-expects: resets<=N" (0
+# without one). Fails, saying why, on "resets" without a bound: every
+# allowance is bounded.
+_vmx_resets_header() {
+	local w n=0
+	local -a ws
+	while read -r -a ws; do
+		for w in "${ws[@]}"; do
+			case $w in
+			resets\<=*)
+				n=${w#resets<=}
+				[[ $n =~ ^[0-9]+$ ]] || { echo "vmx-expects: '$w': the bound is not a number"; return 1; } ;;
+			resets*)
+				echo "vmx-expects: '$w': resets need a bound (resets<=N)"; return 1 ;;
+			esac
+		done
+	done < <(sed -n 's/^# vmx-expects://p' "$0" 2>/dev/null)
+	echo "$n"
+}
+
+# vmx_resets_bound: the resets the header allows, N times the group's
+# VMX_TIMEOUT_SCALE (3 on the debug kernel), as the test's timeout: resets
+# caused by traffic that runs for a time grow with the time it runs.
+vmx_resets_bound() {
+	local n
+	n=$(_vmx_resets_header) || { echo "$n"; return 1; }
+	echo $((n * ${VMX_TIMEOUT_SCALE:-1}))
+}
+
+# Resets forced with dut_forced_reset in this test (each allows one).
+_vmx_forced_resets() {
+	local n
+	n=$(grep -c . "$VMX_TMP/forced-resets" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+# Regex of the log messages this test expects ("# vmx-expects-log:" lines,
+# one alternative each; "resetting the device" while resets are allowed,
+# their number is checked by _vmx_log_verdict); empty: none.
 _vmx_log_allowed() {
-	local a
-	a=$(sed -n 's/^# vmx-expects-log: *//p' "$0" 2>/dev/null | paste -sd'|')
-	{ vmx_expects resets || [ -s "$VMX_TMP/forced-resets" ]; } &&
-		a="${a:+$a|}resetting the device\$"
+	local a b
+	a=$(sed -n 's/^# vmx-expects-log: *\(.*[^[:space:]]\)[[:space:]]*$/(\1)/p' "$0" 2>/dev/null | paste -sd'|')
+	b=$(vmx_resets_bound 2>/dev/null) || b=0
+	[ $((b + $(_vmx_forced_resets))) -gt 0 ] && a="${a:+$a|}resetting the device"
 	echo "$a"
 }
 
+# _vmx_log_verdict: read the test's slice of `dmesg -r` on stdin, print
+# what fails the test: the lines kernel_log_bad rejects, more "resetting
+# the device" lines than the header's resets<=N plus one per forced reset,
+# a reset allowance without a bound. Returns 1 when it printed anything.
+_vmx_log_verdict() {
+	local slice bound forced n out why
+	slice=$(cat)
+	bound=$(vmx_resets_bound) || { echo "$bound"; return 1; }
+	forced=$(_vmx_forced_resets)
+	n=$(printf '%s\n' "$slice" | sed -E 's/^<[0-9]+>\[[^]]*\] ?//' |
+		grep -cE "^$(_vmx_drv_prefix)resetting the device\$")
+	out=$(printf '%s\n' "$slice" | kernel_log_bad "$(_vmx_log_allowed)")
+	if [ "$n" -gt $((bound + forced)) ]; then
+		why="$forced forced with dut_forced_reset"
+		[ "$bound" = 0 ] ||
+			why+=", $bound by vmx-expects: resets<=$(_vmx_resets_header) times VMX_TIMEOUT_SCALE ${VMX_TIMEOUT_SCALE:-1}"
+		# first: the kernel_log_check shows only the first 20 lines
+		out="$n 'resetting the device' lines, more than the $((bound + forced)) allowed ($why)${out:+$'\n'$out}"
+	fi
+	[ -z "$out" ] && return 0
+	printf '%s\n' "$out"
+	return 1
+}
+
 # kernel_log_check: this test's kernel log slice (from its start marker
-# on) holds no line kernel_log_bad rejects. Fails when the marker itself is
-# missing (the log wrapped or could not be written): an unread log is not
-# a clean one.
+# on) passes _vmx_log_verdict. Fails when the marker itself is missing
+# (the log wrapped or could not be written): an unread log is not a clean
+# one.
 # shellcheck disable=SC2154 # _vmx_marker is set by lib.sh
 kernel_log_check() {
 	local bad
@@ -68,8 +184,7 @@ kernel_log_check() {
 		return 1
 	fi
 	bad=$(dmesg -r 2>/dev/null | awk -v m="$_vmx_marker" 'f { print } index($0, m) { f = 1 }' |
-		kernel_log_bad "$(_vmx_log_allowed)")
-	[ -z "$bad" ] && return 0
+		_vmx_log_verdict) && return 0
 	printf '%s\n' "$bad" | head -n 20
 	echo "-- context:"
 	dmesg_since_start | grep -F -A 12 -f <(printf '%s\n' "$bad" | head -n 5) | head -n 80
