@@ -22,7 +22,7 @@
 # checked there or by a UDP socket on the DUT.
 #
 # Topology: tools/vm.sh --nic vmxnet3 --nic vmxnet3 --nic virtio (groups
-# xdp, xdp61).
+# xdp, core61).
 # vmx-timeout: 600
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"

@@ -17,7 +17,7 @@
 # Kernel 6.1 has no XDP metadata kfuncs (6.3+; the VLAN one 6.8+): SKIP.
 #
 # Topology: tools/vm.sh --nic vmxnet3[t] ... --nic virtio (groups xdp,
-# xdp61, tdev).
+# core61, tdev).
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"
