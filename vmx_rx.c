@@ -649,11 +649,13 @@ static bool vmx_rx_tunnel_nocsum(const struct sk_buff *skb)
 
 /*
  * rev 4+, completion dword 0 bit 13 (or 12): the checksum results are the
- * inner headers' of a tunnelled frame. They are claimed only when the
- * inner TCP/UDP checksum is the first one of the frame (a Geneve/VXLAN
- * frame with a zero outer UDP checksum: csum_level 0); any other frame
- * goes up without a result, counted in rxN_inner_unused, and the stack
- * checks it.
+ * inner headers' of a tunnelled frame. They are claimed only for a
+ * Geneve/VXLAN frame whose outer UDP checksum is 0: its checksums are the
+ * outer UDP one (zero, nothing to verify, but it counts as the first) and
+ * the inner TCP/UDP one, so csum_level 1 (at level 0 the stack would
+ * spend the claim on the zero outer checksum and verify the inner one
+ * itself). Any other frame goes up without a result, counted in
+ * rxN_inner_unused, and the stack checks it.
  */
 static void vmx_rx_csum_inner(struct vmx_rxq *rxq, struct sk_buff *skb,
 			      u32 dw0, u32 dw3)
@@ -661,6 +663,7 @@ static void vmx_rx_csum_inner(struct vmx_rxq *rxq, struct sk_buff *skb,
 	skb_checksum_none_assert(skb);
 	if (vmx_rx_csum_ok(rxq, dw0, dw3) && vmx_rx_tunnel_nocsum(skb)) {
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		skb->csum_level = 1;
 		vmx_rxq_add(rxq, VMX_RXS_CSUM_OK, 1);
 		return;
 	}
