@@ -6,14 +6,20 @@
 #          rx-usecs, static through frame counts): read back; on the test
 #          device a rate limit holds interrupts back (stat-intr-held) and
 #          costs fewer interrupts per frame, and so do static frame counts
-#          (rx-frames 32; stat-coal-depth/-flush); below revision 3 refused.
+#          (rx-frames 32; stat-coal-depth/-flush), and after a down/up
+#          (RESET_DEV makes the device forget it) still holds them back;
+#          below revision 3 refused.
 #   -x/-X  RSS key and indirection table (128 entries, Toeplitz only): read
-#          back; on the test device with RSS the table moves the flows.
+#          back; on the test device with RSS the table moves the flows,
+#          and with two keys of the test's own every TCP flow lands on the
+#          queue the Toeplitz hash computed here predicts.
 #   -n/-N  rx-flow-hash (ports of TCP/UDP/ESP from revision 4): on the
 #          test device UDP flows spread over the queues only once the
 #          ports are hashed; below revision 4 refused.
-#   -d     register dump (layout 2: revision first).
-#   -s wol magic packet only; other modes refused.
+#   -d     register dump (layout 2: revision first); its VRRS, UVRS and
+#          MAC words are what QEMU holds (read through the monitor).
+#   -s wol magic packet only; other modes refused; the PCI device's
+#          wakeup setting (power/wakeup) follows it.
 # vmx-timeout: 400
 source "$(dirname "$0")/lib.sh"
 
@@ -89,6 +95,19 @@ else
 		}
 		check "rate-based coalescing holds interrupts back (fewer per frame)" rate_effect
 		check "coalescing kept across down/up" eval 'ip link set "$DUT" down && ip link set "$DUT" up && wait_carrier "$DUT" 10 && [ "$(coal rx-usecs)" = 2000 ]'
+		# ... and not only in the driver: RESET_DEV (every down) makes
+		# the device forget its scheme (patch 0024: adaptive again,
+		# which moderates nothing with coal-adaptive off), so holding
+		# interrupts back after the up proves the device was told again
+		kept_in_device() {
+			local h0 h1 n
+			h0=$(testdev_stat "$TD" intr-held) || return 1
+			n=$(intr_per_100)
+			h1=$(testdev_stat "$TD" intr-held) || return 1
+			echo "after down/up, ethtool -c rx-usecs $(coal rx-usecs): interrupts per 100 frames $n; device held back $((h1 - h0))"
+			[ $((h1 - h0)) -gt 0 ] || { echo "the device no longer moderates: it was not given the scheme again"; return 1; }
+		}
+		check "coalescing kept across down/up in the device (it still holds interrupts back)" kept_in_device
 		# ... and the static scheme (patch 0015): an RX queue's interrupt
 		# waits for rx-frames completions, a lone frame at most
 		# coal-flush-us (1 ms by default)
@@ -158,6 +177,57 @@ if [ "$NQ" -ge 2 ]; then
 			[ "$(echo "$d" | awk '{ print ($1 > 100 && $2 > 100) }')" = 1 ]
 		}
 		check "the indirection table moves TCP flows between queues" table_moves
+		# The key, seen from the device: with the table "equal NQ"
+		# (entry i names queue i % NQ) a TCP flow lands on queue
+		# (toeplitz(key, saddr daddr sport dport) % 128) % NQ, the hash
+		# computed here (lib/testdev.sh). The peer sends one SYN per
+		# flow from a source port of its choice to a closed port (the
+		# DUT answers with a RST: one frame each); the flows predicted
+		# for one queue go together, and the device's per-queue
+		# counters must put them all there. A device still hashing with
+		# another key puts each flow on either queue at random.
+		SYN_PORT=9
+		syns() {
+			pexec python3 -c 'import socket, sys
+for sp in sys.argv[3:]:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((sys.argv[1], int(sp)))
+    s.settimeout(2)
+    try:
+        s.connect((sys.argv[2], '"$SYN_PORT"'))
+    except OSError:
+        pass
+    s.close()' "$PEER_IP" "$DUT_IP" "$@"
+		}
+		ip_hex() { local IFS=.; printf '%02x' $1; }
+		key_predicts() {
+			local key=$1 per=8 q sp h d rc=0 n=() flows=() full=0
+			ethtool -X "$DUT" equal "$NQ" || return 1
+			ethtool -X "$DUT" hkey "$key" || return 1
+			for ((q = 0; q < NQ; q++)); do n[q]=0; flows[q]=; done
+			for ((sp = 40000; sp < 40400 && full < NQ; sp++)); do
+				h=$(toeplitz "$key" "$(ip_hex "$PEER_IP")$(ip_hex "$DUT_IP")$(printf '%04x%04x' "$sp" "$SYN_PORT")") || return 1
+				q=$(((h % 128) % NQ))
+				[ "${n[q]}" -lt $per ] || continue
+				n[q]=$((n[q] + 1)); flows[q]+=" $sp"
+				[ "${n[q]}" -lt $per ] || full=$((full + 1))
+			done
+			[ $full = "$NQ" ] || { echo "no $per flows for every queue in 400 source ports"; return 1; }
+			dut_ping -c 1 "$PEER_IP" > /dev/null 2>&1
+			for ((q = 0; q < NQ; q++)); do
+				# shellcheck disable=SC2086 # the ports are words
+				d=$(qdelta syns ${flows[q]})
+				echo "key ${key:0:11}..: source ports${flows[q]} predicted on queue $q; device frames per RX queue: $d"
+				echo "$d" | awk -v q=$q -v n=$per '{ for (i = 1; i <= NF; i++) if ((i - 1 == q && $i < n) || (i - 1 != q && $i > 1)) bad = 1 } END { exit bad }' ||
+					{ echo "the device did not put them where key ${key:0:11}.. puts them"; rc=1; }
+			done
+			return $rc
+		}
+		MSKEY=6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa
+		OWNKEY=$(seq 101 140 | awk '{ printf "%s%02x", (NR > 1 ? ":" : ""), ($1 * 37) % 256 }')
+		check "ethtool -X hkey reaches the device: flows on the queues Toeplitz predicts (key 1)" key_predicts "$MSKEY"
+		check "ethtool -X hkey reaches the device: flows on the queues Toeplitz predicts (key 2)" key_predicts "$OWNKEY"
 	else
 		skip "the indirection table moves flows" "stock QEMU delivers every frame to queue 0; needs the test device with rss=on"
 	fi
@@ -217,12 +287,51 @@ regs() {
 	[ "$((16#$w))" = "$REV" ]
 }
 check "ethtool -d: a register dump whose first word is the revision ($REV)" regs
+# regword N: 32-bit word N of the dump (little-endian hex bytes).
+regword() {
+	local h
+	h=$(ethtool -d "$DUT" | awk -v n="$1" '/^0x[0-9a-fA-F]+:/ { for (i = 2; i <= NF; i++) b[k++] = $i }
+		END { print b[4 * n + 3] b[4 * n + 2] b[4 * n + 1] b[4 * n] }')
+	echo $((16#${h:-0}))
+}
+# Words 1-4 are the device's VRRS, UVRS, MACL and MACH as read: compared
+# with what QEMU holds, through the monitor - VRRS the revisions offered
+# (stock QEMU: revision 1; the test device: every one up to max-revision,
+# as vm.sh set it), UVRS 1, the MAC the NIC's QOM "mac" property holds
+# (what MACL/MACH are read from) and the interface's address.
+NIC=$(testdev_nic_of "$DUT" 2>/dev/null) || NIC=
+regs_device() {
+	local vrrs uvrs macl mach mr want dev dump
+	[ -n "$NIC" ] || { echo "no QOM id for $DUT"; return 1; }
+	vrrs=$(regword 1); uvrs=$(regword 2); macl=$(regword 3); mach=$(regword 4)
+	mr=1
+	[ -z "$TD" ] || mr=$(testdev_prop "$TD" max-revision)
+	want=$(((1 << ${mr:-1}) - 1))
+	dev=$(qom_get "$NIC" mac) || return 1
+	dump=$(printf '%02x:%02x:%02x:%02x:%02x:%02x' $((macl & 255)) $(((macl >> 8) & 255)) \
+		$(((macl >> 16) & 255)) $(((macl >> 24) & 255)) $((mach & 255)) $(((mach >> 8) & 255)))
+	echo "dump: VRRS $(printf %#x "$vrrs") UVRS $uvrs MAC $dump; device ($NIC): VRRS $(printf %#x "$want") (max-revision ${mr:-1}), MAC $dev; $DUT: $(mac_of "$DUT")"
+	[ "$vrrs" = "$want" ] || { echo "VRRS is not what the device offers"; return 1; }
+	[ "$uvrs" = 1 ] || { echo "UVRS is not 1"; return 1; }
+	[ "$dump" = "$dev" ] && [ "$dev" = "$(mac_of "$DUT")" ] || { echo "MAC words, device and interface disagree"; return 1; }
+}
+check "ethtool -d: VRRS, UVRS and MAC words are what the device holds (QEMU monitor)" regs_device
 
 # ---------------------------------------------------------------- Wake-on-LAN
 wol() { ethtool "$DUT" | awk '$1 == "Wake-on:" { print $2 }'; }
 check "ethtool -s wol g, read back" eval 'ethtool -s "$DUT" wol g && [ "$(wol)" = g ] && ethtool "$DUT" | grep "Supports Wake-on"'
 check "ethtool -s wol u refused (magic packet only), with a message" refused ethtool -s "$DUT" wol u
 check "ethtool -s wol d, read back" eval 'ethtool -s "$DUT" wol d && [ "$(wol)" = d ]'
+# Neither device keeps Wake-on-LAN state (UPDATE_PMCFG is read by neither
+# stock QEMU nor the test device), so what can be seen outside the driver
+# is the PCI device's wakeup setting in the PM core, which the PCI core
+# turns into PME enable at suspend.
+wakeup_of() { cat "/sys/class/net/$DUT/device/power/wakeup" 2>/dev/null; }
+if [ -n "$(wakeup_of)" ]; then
+	check "ethtool -s wol g/d: the PCI device's wakeup follows (power/wakeup)" eval 'ethtool -s "$DUT" wol g && w1=$(wakeup_of) && ethtool -s "$DUT" wol d && w2=$(wakeup_of) && echo "wol g: $w1, wol d: $w2" && [ "$w1" = enabled ] && [ "$w2" = disabled ]'
+else
+	check "ethtool -s wol: the PCI device is wakeup-capable (power/wakeup)" eval 'ls "/sys/class/net/$DUT/device/power/"; false'
+fi
 
 check "traffic at the end" traffic_ok
 vmx_done

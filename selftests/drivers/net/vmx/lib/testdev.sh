@@ -201,3 +201,38 @@ testdev_violation_kinds() {
 		done
 	done
 }
+
+# qom_get NIC PROP: a QOM property of any NIC QEMU holds (nicN, stock
+# vmxnet3 included), as the monitor prints it, without quotes: qom_get
+# nic1 mac prints the MAC the device holds (the one MACL/MACH read back).
+qom_get() {
+	local out
+	out=$(hmp "qom-get $1 $2") ||
+		{ echo "qom_get: qom-get $1 $2: $out" >&2; return 1; }
+	out=${out//$'\r'/}
+	out=${out//\"/}
+	echo "$out"
+}
+
+# toeplitz KEY DATA: the Toeplitz hash (decimal) of DATA under KEY, both
+# hex bytes with or without colons (the hash every vmxnet3 RSS device
+# computes; IPv4 TCP input: source address, destination address, source
+# port, destination port, network order). Computed here, independently of
+# the driver and the device; checked against Microsoft's verification
+# suite (its key, 66.9.149.187:2794 -> 161.142.100.80:1766: 0x51ccc178).
+toeplitz() {
+	local k=${1//:/} d=${2//:/} kb='' db='' i j b h=0
+	for ((i = 0; i < ${#k}; i += 2)); do
+		b=$((16#${k:i:2}))
+		for ((j = 7; j >= 0; j--)); do kb+=$(((b >> j) & 1)); done
+	done
+	for ((i = 0; i < ${#d}; i += 2)); do
+		b=$((16#${d:i:2}))
+		for ((j = 7; j >= 0; j--)); do db+=$(((b >> j) & 1)); done
+	done
+	((${#kb} >= ${#db} + 32)) || { echo "toeplitz: key too short" >&2; return 1; }
+	for ((i = 0; i < ${#db}; i++)); do
+		[ "${db:i:1}" = 1 ] && h=$((h ^ 2#${kb:i:32}))
+	done
+	echo "$h"
+}
