@@ -31,8 +31,30 @@ small_frames_use_data_ring() {
 	[ $((a - b)) -ge 20 ]
 }
 
+# From the device's side (the test device): stat-rx-data-ring counts the
+# frames it delivered through an RX data ring (patch 0002), so the same
+# pings must move it, by as many frames as the driver counted.
+TD=
+if have_testdev; then TD=$(testdev_nic_of "$DUT" 2>/dev/null) && testdev_nics | grep -qx "$TD" || TD=; fi
+device_data_ring() {
+	local b a db da
+	db=$(testdev_stat "$TD" rx-data-ring) || return 1
+	b=$(estat "$DUT" 'rx[0-9]+_data_ring')
+	peer_ping -c 20 -i 0.02 -s 32 "$DUT_IP" || return 1
+	sleep 0.2
+	da=$(testdev_stat "$TD" rx-data-ring) || return 1
+	a=$(estat "$DUT" 'rx[0-9]+_data_ring')
+	echo "device ($TD) stat-rx-data-ring: +$((da - db)); driver rxN_data_ring: +$((a - b))"
+	[ $((da - db)) -ge 20 ] || { echo "the device delivered fewer than 20 frames through a data ring"; return 1; }
+	[ $((a - b - da + db)) -ge -2 ] && [ $((a - b - da + db)) -le 2 ] ||
+		{ echo "the driver's count is not the device's"; return 1; }
+}
+
 if [ "${rev:-0}" -ge 3 ]; then
 	check "small frames arrive through the RX data ring" small_frames_use_data_ring
+	if [ -n "$TD" ]; then
+		check "small frames arrive through the RX data ring: the device's count (stat-rx-data-ring) = the driver's" device_data_ring
+	fi
 else
 	skip "small frames arrive through the RX data ring" \
 		"device revision ${rev:-?} < 3 has no RX data ring (QEMU offers only revision 1)"
