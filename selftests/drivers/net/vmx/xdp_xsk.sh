@@ -6,8 +6,10 @@
 #    XDP_REDIRECT has;
 #  - zero-copy (XDP_ZEROCOPY): xsk-zerocopy in xdp-features; RX on queue 0
 #    with need_wakeup on and off (frames byte-identical, rxN_xdp_redirect
-#    counts them, rxN_xsk_copied counts exactly the frames that came
-#    through the RX data ring); XDP_PASS frames of that queue still reach
+#    counts them, the socket gets as many as the peer's tx_packets sent,
+#    rxN_xsk_copied counts exactly the frames that came through the RX
+#    data ring, on the test device the ones it says it put there,
+#    stat-rx-data-ring); XDP_PASS frames of that queue still reach
 #    the stack (ping); TX from the socket (the peer gets the frames
 #    byte-identical, xdptxN_xsk_xmit counts them); l2fwd (the peer gets
 #    every frame back with the MACs swapped) with need_wakeup on and off;
@@ -69,6 +71,12 @@ STEER=0
 NIC=$(testdev_nic_of "$DUT" 2>/dev/null) && [ "$(testdev_prop "$NIC" rss)" = on ] &&
 	[ "$(dut_queues)" -gt 1 ] && STEER=1
 log "$DUT: revision $(dut_revision), $(dut_queues) queues, steering ${STEER/0/no (every frame on queue 0)}"
+# Oracles outside the driver: the frames the peer's interface sent
+# (tx_packets) and, on the test device, the frames the device delivered
+# through an RX data ring (stat-rx-data-ring, patch 0002).
+TD=
+NIC=$(testdev_nic_of "$DUT" 2>/dev/null) && testdev_nics | grep -qx "$NIC" && TD=$NIC
+peer_tx() { pexec cat "/sys/class/net/$PEER/statistics/tx_packets"; }
 
 # rss_to 0|1: every flow to queue 0 or 1 (only where the device steers).
 rss_to() {
@@ -170,7 +178,7 @@ q0_vector() {
 XSK_IRQS=
 XSK_NAPI_ID=
 xsk_rx_check() {
-	local rc s0=$VMX_TMP/s0 s1=$VMX_TMP/s1 red cop dr vec
+	local rc s0=$VMX_TMP/s0 s1=$VMX_TMP/s1 red cop dr vec p0 p1 d0='' d1='' got
 	XSK_IRQS=
 	XSK_NAPI_ID=
 	vec=$(q0_vector)
@@ -178,25 +186,42 @@ xsk_rx_check() {
 	xsk_start -m "$1" -w "$2" ${3:+-b "$3"} -n $N "$DUT" 0 rx || return 1
 	want_mode "$1" || { kill "$XSK_PID"; xsk_end; return 1; }
 	snap "$DUT" >"$s0"
+	p0=$(peer_tx)
+	[ -z "$TD" ] || d0=$(testdev_stat "$TD" rx-data-ring) || return 1
 	peer_send $XDP_PORT_XSK $N "$VMX_TMP/xsk.sent" || return 1
 	xsk_end
 	rc=$?
 	snap "$DUT" >"$s1"
+	p1=$(peer_tx)
+	[ -z "$TD" ] || d1=$(testdev_stat "$TD" rx-data-ring) || return 1
 	red=$(sdelta "$s0" "$s1" "$C_REDIRECT")
 	cop=$(sdelta "$s0" "$s1" "$C_COPIED")
 	dr=$(sdelta "$s0" "$s1" "$C_DATA_RING")
 	XSK_IRQS=$(sdelta "$s0" "$s1" "irq_$vec")
 	XSK_NAPI_ID=$(sed -n 's/^xsk: napi id \([0-9]*\)$/\1/p' "$VMX_TMP/xsk.err")
 	echo "rxN_xdp_redirect +$red, rxN_xsk_copied +$cop, rxN_data_ring +$dr, interrupts on $vec +$XSK_IRQS"
+	got=$(grep -c . "$VMX_TMP/xsk.out")
+	echo "the peer sent +$((p1 - p0)) frames, the socket received $got${TD:+, the device ($TD) delivered +$((d1 - d0)) through the RX data ring}"
 	python3 "$XDP_PKT" cmp "$VMX_TMP/xsk.sent" "$VMX_TMP/xsk.out" || return 1
 	[ $rc = 0 ] || return 1
 	[ "$red" = $N ] || { echo "want rxN_xdp_redirect +$N"; return 1; }
+	# what the peer and the socket saw: the peer sent our N frames (give
+	# or take 2 control frames), the socket got all N
+	[ $((p1 - p0)) -ge $N ] && [ $((p1 - p0)) -le $((N + 2)) ] ||
+		{ echo "the peer's tx_packets +$((p1 - p0)), want $N (+2)"; return 1; }
+	[ "$got" = $N ] || { echo "the socket received $got of $N"; return 1; }
 	# zero-copy: the driver copies into the UMEM what the device put in
 	# the data ring (ours, give or take 2 IPv6 control frames); copy mode:
 	# the driver copies nothing
 	if [ "$1" = zc ]; then
 		[ "$cop" -le "$dr" ] && [ "$cop" -ge $((dr - 2)) ] ||
 			{ echo "rxN_xsk_copied +$cop, want the data ring's +$dr"; return 1; }
+		# the device's side: the frames copied are the ones the device
+		# put in the data ring (ours, give or take 2 control frames)
+		if [ -n "$TD" ]; then
+			[ "$cop" -le $((d1 - d0)) ] && [ "$cop" -ge $((d1 - d0 - 2)) ] ||
+				{ echo "rxN_xsk_copied +$cop, want the device's stat-rx-data-ring +$((d1 - d0))"; return 1; }
+		fi
 	else
 		[ "$cop" = 0 ] || { echo "copy mode: want rxN_xsk_copied +0"; return 1; }
 	fi
