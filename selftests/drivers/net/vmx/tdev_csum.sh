@@ -88,7 +88,7 @@ good_all_logged() { [ "$(logged "$1" good)" -ge "$N" ]; }
 # from the peer; sets BAD_OUT and GOOD_OUT (what the checks print) and
 # BAD_RC and GOOD_RC
 csum_kind() {
-	local kind=$1 a b ka kb dev0 dev1 out i want d rc_b=0 rc_g=0 sa sb iu0= iu1
+	local kind=$1 a b ka kb dev0 dev1 out i want d rc_b=0 rc_g=0 sa sb iu0='' iu1
 	shift
 	[[ "$kind" == vx* && "$VMX_DRIVER" = vmx ]] && iu0=$(estat "$DUT" 'rx[0-9]+_inner_unused')
 	read -r -a ka <<<"$(kernel_counts)"
