@@ -38,7 +38,8 @@
 #             driver's MSI fallback; link, ping, TCP, XDP actions
 #   tdev      6.12, test devices at revision 9, strict, RSS on, 2 queues:
 #             revision, ethtool controls, XDP on data-ring frames, RSS,
-#             Geneve/VXLAN TSO (DCR0 offers the tunnel bits 2..7)
+#             Geneve/VXLAN TSO (DCR0 offers the tunnel bits 2..7), frames
+#             with bad checksums from the peer, hash types
 #   tdevx     6.12, asynchronous TX + interrupt moderation; fault injection;
 #             malformed completions, frames split across polls
 #             (tdev_malformed.sh); what vmx tells the stack (tdev_contract.sh);
@@ -250,7 +251,7 @@ TDEV_HUB3="--nic vmxnet3t:dcr0=0xfc,ptcr0=0x80000000 --nic vmxnet3t:dcr0=0xfc,pt
 G_KERNEL[tdev]=6.12;    G_OPTS[tdev]=$TDEV_HUB3
 G_TESTS[tdev]="revision.sh ping.sh tcp.sh ethtool_ctl.sh xdp_basic.sh
 	xdp_redirect.sh tdev_datarring.sh tdev_rss.sh qstats_xdp.sh xdp_features.sh
-	xdp_rxmeta.sh xdp_xsk.sh tunnel_tso.sh tdev_lro_hostile.sh"
+	xdp_rxmeta.sh xdp_xsk.sh tunnel_tso.sh tdev_lro_hostile.sh tdev_csum.sh"
 G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # The device completing TX later than the doorbell, each queue 300 us
 # later than the one before, with interrupt moderation (first NIC), and
