@@ -120,7 +120,7 @@ check "no page_pool or XDP warning in the kernel log" dmesg_xdp_clean
 unload() {
 	local rest
 	rest=$(dut_ifaces | xargs)
-	rmmod "$(dut_module)" || return 1
+	dut_unload || return 1
 	echo "rmmod $(dut_module) with ${rest:-no} interfaces left: done"
 	! dut_loaded
 }

@@ -104,6 +104,10 @@ if [ "$(id -u)" != 0 ] || { [ ! -e /run/vmx/env ] && [ "${VMX_ALLOW_HOST:-0}" !=
 	exit $KSFT_SKIP
 fi
 echo "$_vmx_marker" >/dev/kmsg 2>/dev/null
+# The test's TAP output, for subtests reported while a check's command
+# runs with its output redirected (lib/counters.sh: the error counters
+# checked before an unload).
+exec {_vmx_tap}>&1
 
 # ------------------------------------------------------------ the helpers
 
@@ -128,17 +132,20 @@ log() { printf '# %s\n' "$*"; }
 diag() { sed -u 's/^/#   /'; }
 
 ok() {
+	_vmx_flush_unload_fails
 	_vmx_n=$((_vmx_n + 1)); _vmx_pass=$((_vmx_pass + 1))
 	echo "ok $_vmx_n $1"
 }
 
 fail() {
+	_vmx_flush_unload_fails
 	_vmx_n=$((_vmx_n + 1)); _vmx_fail=$((_vmx_fail + 1))
 	echo "not ok $_vmx_n $1"
 	[ $# -lt 2 ] || log "$2"
 }
 
 skip() {
+	_vmx_flush_unload_fails
 	_vmx_n=$((_vmx_n + 1)); _vmx_skip=$((_vmx_skip + 1))
 	echo "ok $_vmx_n $1 # SKIP ${2:-}"
 }
@@ -239,7 +246,8 @@ vmx_cleanup() {
 }
 
 # vmx_done: error counters of the driver's interfaces (while it is still
-# loaded), clean up, the kernel log check, the plan, exit. Writes
+# loaded; the instances unloaded before were checked by dut_unload, and
+# their counts add up against the test's allowances), clean up, the kernel log check, the plan, exit. Writes
 # "vmx-selftest: end ..." to the kernel log: tools/guest-suite.sh checks
 # what lies outside the tests' begin/end markers.
 vmx_done() {
@@ -254,6 +262,7 @@ vmx_done() {
 	if dut_loaded; then
 		fail "driver unload" "rmmod $(dut_module) failed"
 	fi
+	_vmx_flush_unload_fails
 	sleep 0.2
 	_vmx_extra=$((_vmx_extra + 1))
 	check "kernel log clean" kernel_log_check

@@ -72,9 +72,9 @@ check "load/unload x$N under ping traffic" loop traffic_cycle
 # sysfs unbind/bind of every device, under the same flood.
 bind_cycle() {
 	local pci drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME
-	for pci in $(vmxnet3_pci_devs); do
-		echo "$pci" > "$drv/unbind" || { echo "unbind $pci failed"; return 1; }
-	done
+	# through the library: the interfaces' error counters are checked
+	# before they go
+	dut_unbind_all || return 1
 	[ -z "$(dut_ifaces)" ] || { echo "interfaces left after unbind"; return 1; }
 	for pci in $(vmxnet3_pci_devs); do
 		echo "$pci" > "$drv/bind" || { echo "bind $pci failed"; return 1; }

@@ -20,8 +20,10 @@
 # vmx NIC whose fault-rate is not 0 (it takes over the DUT's addresses) and
 # SKIPs without one. On QEMU's stock vmxnet3 everything SKIPs.
 #
-# The bad_desc counters grow on purpose here, so the driver is reloaded at
-# the end (a check of its own) before lib.sh's error counter check.
+# The bad_desc counters grow on purpose here; the driver is reloaded at
+# the end (a check of its own), its first instance's counters checked
+# before the unload (lib/counters.sh) against the bounds below, summed
+# with the second's at vmx_done.
 # Resets: 8 from the faults on command (the five RX kinds, tx-bad-idx,
 # queue-error and act_in_reset's ethtool --reset: one each), then one per
 # resetting fault of the random part. Those come per frame (fault-rate per
@@ -35,6 +37,10 @@
 # It catches a driver resetting without end (a reset loop makes tens a
 # second), not one reset too many per fault.
 # vmx-expects: resets<=400
+# Bad completions: one per resetting fault but queue-error (an error
+# event, no completion) and the refused ACTIVATE: at most the resets, so
+# the same bound.
+# vmx-expects: bad_desc<=400
 # The driver's lines for the faults it is fed (vmx_rx_bad's reasons, the
 # test device's queue error status and refused ACTIVATE): a reset after a
 # refused ACTIVATE must succeed on a retry, so the give-up line ("the

@@ -204,7 +204,7 @@ rmmod_under_traffic() {
 	x1=$(estat "$DUT" 'rx[0-9]+_xdp_tx')
 	echo "XDP_TX bounced $((x1 - x0)) pktgen frames before rmmod"
 	t0=$(date +%s%N)
-	taskset -c 0 rmmod vmx
+	dut_unload taskset -c 0
 	rc=$?
 	t1=$(date +%s%N)
 	pktgen_stop

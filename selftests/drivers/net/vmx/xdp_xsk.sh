@@ -617,7 +617,7 @@ rmmod_open() {
 	rss_to 0 || return 1
 	xsk_start -m zc -t 300 "$DUT" 0 rx || return 1
 	kmsg_mark
-	timeout 120 rmmod "$(dut_module)" || { echo "rmmod $(dut_module) failed"; return 1; }
+	dut_unload timeout 120 || { echo "rmmod $(dut_module) failed"; return 1; }
 	echo "rmmod $(dut_module) done with the socket open"
 	wait_for 20 eval '! xsk_alive' || { echo "the socket did not notice the device going"; kill "$XSK_PID"; rc=1; }
 	xsk_end

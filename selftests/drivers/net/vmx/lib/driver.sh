@@ -78,9 +78,28 @@ cov_record_load() {
 	return 0
 }
 
+# dut_unload [WRAPPER...]: unload the driver under test, WRAPPER running
+# rmmod (e.g. "timeout 120", "taskset -c 0"); rmmod's exit status. First,
+# while its interfaces still exist, the error counters of the instance
+# going away are checked against the test's allowances (lib/counters.sh:
+# a failure is a failed subtest "error counters before unload #K"). Tests
+# unload through here, never with rmmod of their own.
 dut_unload() {
 	dut_loaded || return 0
-	rmmod "$(dut_module)"
+	_vmx_retire_instance unload
+	"$@" rmmod "$(dut_module)"
+}
+
+# dut_unbind_all: unbind every vmxnet3 device from the driver under test
+# (sysfs), its interfaces going as with an unload: their error counters
+# are checked first as dut_unload's ("error counters before unbind #K").
+dut_unbind_all() {
+	local pci drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME
+	_vmx_retire_instance unbind
+	for pci in $(vmxnet3_pci_devs); do
+		[ -e "$drv/$pci" ] || continue
+		echo "$pci" > "$drv/unbind" || { echo "unbind $pci failed"; return 1; }
+	done
 }
 
 # Interfaces in this netns whose device is bound to driver $1.

@@ -12,7 +12,15 @@
 #                                (times VMX_TIMEOUT_SCALE, as the
 #                                test's timeout), counted in "resetting
 #                                the device" lines; each dut_forced_reset
-#                                allows one more
+#                                allows one more. The same bound holds
+#                                the driver's "resets" counters, summed
+#                                over every interface and every instance
+#                                of the driver the test loads (each is
+#                                checked before its unload)
+#   # vmx-expects: bad_desc<=N   the driver may count N bad completions
+#                                (ethtool -S rxN/txN/xdptxN_bad_desc,
+#                                summed the same way; times
+#                                VMX_TIMEOUT_SCALE)
 #   # vmx-expects-log: REGEX     a log message the test causes on purpose:
 #                                REGEX (ERE) must match the whole message,
 #                                the driver's "vmx 0000:00:04.0 eth0: "
@@ -101,24 +109,36 @@ vmx_expects() {
 	grep -qE "^# vmx-expects:(.*[[:space:]])?$1([[:space:]]|\$)" "$0" 2>/dev/null
 }
 
-# _vmx_resets_header: N of the test's "# vmx-expects: resets<=N" (0
-# without one). Fails, saying why, on "resets" without a bound: every
+# _vmx_header_bound WORD: N of the test's "# vmx-expects: WORD<=N" (0
+# without one). Fails, saying why, on WORD without a bound: every
 # allowance is bounded.
-_vmx_resets_header() {
+_vmx_header_bound() {
 	local w n=0
 	local -a ws
 	while read -r -a ws; do
 		for w in "${ws[@]}"; do
 			case $w in
-			resets\<=*)
-				n=${w#resets<=}
+			"$1<="*)
+				n=${w#"$1"<=}
 				[[ $n =~ ^[0-9]+$ ]] || { echo "vmx-expects: '$w': the bound is not a number"; return 1; } ;;
-			resets*)
-				echo "vmx-expects: '$w': resets need a bound (resets<=N)"; return 1 ;;
+			"$1"*)
+				echo "vmx-expects: '$w': $1 need a bound ($1<=N)"; return 1 ;;
 			esac
 		done
 	done < <(sed -n 's/^# vmx-expects://p' "$0" 2>/dev/null)
 	echo "$n"
+}
+
+# _vmx_resets_header: N of the test's "# vmx-expects: resets<=N".
+_vmx_resets_header() { _vmx_header_bound resets; }
+
+# vmx_bad_desc_bound: the bad completions (ethtool -S rxN/txN/xdptxN_bad_desc,
+# summed over the test's driver instances) the header's "# vmx-expects:
+# bad_desc<=N" allows, times VMX_TIMEOUT_SCALE as resets<=N.
+vmx_bad_desc_bound() {
+	local n
+	n=$(_vmx_header_bound bad_desc) || { echo "$n"; return 1; }
+	echo $((n * ${VMX_TIMEOUT_SCALE:-1}))
 }
 
 # vmx_resets_bound: the resets the header allows, N times the group's
