@@ -44,22 +44,37 @@ qsnap() {
 # and rx-bytes; MODE xdp: rxN_xdp_packets) equals the device's, give or
 # take 2 frames (a control frame between the reads).
 spread() {
-	local rc=0 nb0 nb1 why=
+	local rc=0 nb0 nb1 retr why=
 	qsnap "$VMX_TMP/q0"
 	nb0=$(estat "$DUT" dev_rx_nobuf)
 	# Under TCG 16 flows overrun the RX rings (the device counts the
 	# frames it had no buffer for, dev_rx_nobuf): with an XDP program
 	# (LRO off) 2.5-5.1 % of the segments were retransmitted in four
-	# runs; without one (LRO on) 3.1 % in one, 2687 retransmits against
-	# 2721 frames without a buffer, and a CI run failed this check with
-	# the driver's and the device's counts in agreement. 10 % for both
-	# (broken frames retransmit far more; this test's checks are the
-	# spread and the counts), the device's count printed beside it.
+	# runs; without one (LRO on) 3.1 % in one. Each frame dropped for
+	# want of a buffer costs one retransmit: in CI runs retransmits
+	# against dev_rx_nobuf were 1407/1399, 2596/2566, 17/15, 1461/1600,
+	# and 2 to 15 with no frame dropped. The rest are timer retransmits
+	# (tail loss probes, RTOs) when TCG stalls a flow: at most 30 in
+	# those ten runs of 16 flows, about 2 a flow. So two bounds: 10 % of
+	# the segments in all (iperf_check: the device's drops are a TCG
+	# artefact this test does not judge), and retransmits beyond
+	# dev_rx_nobuf at most 8 a flow (128): a frame the driver drops or
+	# breaks after the device delivered it costs a retransmit dev_rx_nobuf
+	# does not explain (it allowed 10 % of the segments before, about
+	# 5000 such frames).
 	VMX_TCP_MAX_RETRANS=10 VMX_IPERF_TIME=3 iperf_check -R -P $FLOWS \
 		>"$VMX_TMP/iperf.out" || { rc=1; why="iperf3: $(tail -n 1 "$VMX_TMP/iperf.out")"; }
 	cat "$VMX_TMP/iperf.out"
 	nb1=$(estat "$DUT" dev_rx_nobuf)
 	echo "device: $((nb1 - nb0)) frames without an RX buffer (dev_rx_nobuf)"
+	retr=$(sed -n 's/.*, retransmits \([0-9]*\)$/\1/p' "$VMX_TMP/iperf.out" | tail -n 1)
+	if [ -z "$retr" ]; then
+		rc=1; why="no retransmit count from iperf3"
+	elif [ $((retr - (nb1 - nb0))) -gt $((8 * FLOWS)) ]; then
+		rc=1; why="$retr retransmits, $((retr - (nb1 - nb0))) more than the device's drops: above $((8 * FLOWS)) (8 a flow)"
+	else
+		echo "retransmits beyond the device's drops: $((retr - (nb1 - nb0))) (allowed $((8 * FLOWS)))"
+	fi
 	sleep 1
 	qsnap "$VMX_TMP/q1"
 	awk -v mode="$1" -v nq="$NQ" '
