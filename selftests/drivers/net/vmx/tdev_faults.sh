@@ -187,19 +187,65 @@ for i in $(dut_ifaces); do
 	r=$(testdev_prop "$(testdev_nic_of "$i")" fault-rate)
 	[ "${r:-0}" -gt 0 ] && { RND=$i; RNIC=$(testdev_nic_of "$i"); break; }
 done
+# dev_frames: "RX TX": the frames the device received and sent without
+# error on every queue of $DUT (stat-rx-queueN, stat-tx-queueN).
+dev_frames() {
+	local q rx=0 tx=0 v nq=0
+	for q in /sys/class/net/"$DUT"/queues/rx-*; do nq=$((nq + 1)); done
+	for ((q = 0; q < nq; q++)); do
+		v=$(testdev_stat "$DUT" "stat-rx-queue$q") || return 1
+		rx=$((rx + v))
+		v=$(testdev_stat "$DUT" "stat-tx-queue$q") || return 1
+		tx=$((tx + v))
+	done
+	echo "$rx $tx"
+}
+
+# faults_least FRAMES0 FRAMES1: the fewest random faults the device may
+# have injected for the frames between the two dev_frames, printed as
+# "... at least N". The device (tools/testdev 0008/0016) rolls its
+# xorshift64 once per fault kind enabled in fault-kinds and eligible
+# event, each roll a fault with p = fault-rate / 1e6: a received frame
+# rolls rx-bad-rqid, rx-bad-idx, rx-bad-len, rx-no-sop (its first
+# completion) and queue-error; a sent one tx-bad-idx (its completion) and
+# queue-error. Counting only those rolls (link-flap and eop-break roll
+# too, and frames lost to a fault are not counted: fewer rolls than
+# really made), the faults are at least Binomial(rolls, p): mean
+# m = rolls * p, sd about sqrt(m). The floor is m - 4 sd (a seeded
+# xorshift64 is as good as independent rolls here; below m - 4 sd by
+# chance: 3e-5 of runs). tdevx: fault-rate 2000, about 2600 frames each
+# way give m about 36 and a floor about 12; it used to require one.
+faults_least() {
+	local rate kinds r0 t0 r1 t1 nrx ntx
+	rate=$(testdev_prop "$RNIC" fault-rate)
+	kinds=$(testdev_prop "$RNIC" fault-kinds)
+	kinds=$((${kinds:-0x3f}))
+	read -r r0 t0 < "$1"
+	read -r r1 t1 < "$2"
+	# rolls per frame: the enabled rx kinds (bits 0-3) + queue-error
+	# (bit 5); tx-bad-idx (bit 4) + queue-error
+	nrx=$(( (kinds & 1) + (kinds >> 1 & 1) + (kinds >> 2 & 1) + (kinds >> 3 & 1) + (kinds >> 5 & 1) ))
+	ntx=$(( (kinds >> 4 & 1) + (kinds >> 5 & 1) ))
+	awk -v rx=$((r1 - r0)) -v tx=$((t1 - t0)) -v nrx=$nrx -v ntx=$ntx -v rate="${rate:-0}" 'BEGIN {
+		n = rx * nrx + tx * ntx; p = rate / 1e6; m = n * p; sd = sqrt(m * (1 - p))
+		l = int(m - 4 * sd); if (l < 1) l = 1
+		printf "device frames: %d received, %d sent; %d rolls at p %g: mean %.1f faults, sd %.1f, at least %d\n", rx, tx, n, p, m, sd, l }'
+}
+
 # random N: N times, 100 datagrams (checked byte for byte) and 20 pings
 # from the peer, under a ping stream from the DUT, while the device
 # injects faults at random: what it injected is counted by vmx (bad
 # completions, resets), traffic resumes after the last, nothing malformed
 # reaches a socket or the stack's error counters.
 random_faults() {
-	local n=$1 f0=0 f1=0 s r0 r1 b0 b1 e0 e1 bad=0 rc=0 pid i v kinds=
+	local n=$1 f0=0 f1=0 s r0 r1 b0 b1 e0 e1 bad=0 rc=0 pid i v least kinds=
 	local -A k0
 	for s in $ORDER; do
 		k0[$s]=$(testdev_stat "$DUT" "stat-fault-$s")
 		f0=$((f0 + k0[$s]))
 	done
 	r0=$(dut_resets); b0=$(estat "$DUT" '(rx|tx|xdptx)[0-9]+_bad_desc'); e0=$(stack_errors)
+	dev_frames > "$VMX_TMP/frames0" || rc=1
 	ping -q -i 0.02 -w 600 "$PEER_IP" >"$VMX_TMP/rping" 2>&1 &
 	pid=$!
 	_vmx_bg+=("$pid")
@@ -225,7 +271,10 @@ random_faults() {
 	echo "injected by kind:$kinds"
 	ethtool -S "$DUT" | grep -E '_bad_desc|resets' | awk '$2 != 0' | tr -s ' ' | tr '\n' ' '
 	echo
-	[ $((f1 - f0)) -ge 1 ] || { echo "no fault injected: raise fault-rate"; rc=1; }
+	dev_frames > "$VMX_TMP/frames1" || rc=1
+	least=$(faults_least "$VMX_TMP/frames0" "$VMX_TMP/frames1") || rc=1
+	echo "$least"
+	[ $((f1 - f0)) -ge "${least##* }" ] || { echo "fewer faults injected than the frames and fault-rate give: $((f1 - f0))"; rc=1; }
 	[ $((r1 - r0)) -ge 1 ] && [ $((b1 - b0)) -ge 1 ] || { echo "vmx noticed nothing"; rc=1; }
 	[ "$bad" = 0 ] && [ $((e1 - e0)) = 0 ] || { echo "malformed data reached the stack"; rc=1; }
 	return $rc
