@@ -15,6 +15,10 @@
 #     mapping failure of the DUT ("swiotlb buffer is full" from vmx) must
 #     show in its counters (ethtool -S txN_drop or a mapping-error counter,
 #     qstats rx-alloc-fail).
+#   - That check needs a failure, and the pool does not run out on its own
+#     (swiotlb4k: none in its CI runs): so the test exhausts the pool on
+#     purpose (DUT2 under XDP, its pages held by a socket that does not
+#     read) and then the DUT's lost frames must all be counted.
 # Run: tools/vm.sh --nic vmxnet3 --nic vmxnet3 --nic virtio --append "swiotlb=4096,force"
 # (also worth a try: swiotlb=1024,force). SKIP without a forced swiotlb.
 # vmx-timeout: 420
@@ -183,6 +187,116 @@ copied() {
 }
 if [ "$VMX_DRIVER_NAME" = vmx ]; then
 	check "received frames copied out of the bounced pages" copied
+fi
+
+# ------------------------------------------------ the pool exhausted on purpose
+# bulk_check's mapping-failure check runs only when a failure happened,
+# and with 4096 slabs none did in CI. So make one happen: DUT2, in a netns
+# of its own (10.99.0.3), gets xdp_pass (XDP turns vmx's copy-out off: the
+# page_pool pages, each bounced, go up the stack) and a TCP listener that
+# never reads, with a 64 MB receive buffer. The peer fills it: every page
+# held in that socket holds its bounce slots (a page: two slots, page
+# aligned), and DUT2 refills its ring with new ones until no such pair is
+# left. Then the DUT sends TCP with TSO: its frags of 4 KB and more need
+# page-aligned runs of slots too, and the pool has none. Each failure the
+# swiotlb code reports under the DUT's name ("swiotlb buffer is full",
+# rate-limited: 10 per 5 s, so the test waits for DUT2's burst to pass
+# first) must be counted by the DUT (txN_map_errors, txN_drop). The check
+# fails when the DUT met no full pool: the situation it is about did not
+# happen. swiotlb4k: the hog held 4094 of the 4096 slots, the DUT's
+# transfer drew one (rate-limited) message and counted 865 failures.
+HOG_NS=vmxhog
+HOG_IP=10.99.0.3
+SWT=/sys/kernel/debug/swiotlb
+hx() { ip netns exec "$HOG_NS" "$@"; }
+swt_used() { local u; read -r u < "$SWT/io_tlb_used" && echo "$u"; }
+# _hog_full: the pool's use stopped growing (2 s) or it is full.
+_hog_full() {
+	local u
+	u=$(swt_used) || return 1
+	[ "$u" -ge "$SWT_SLABS" ] && return 0
+	[ "$u" = "${_hog_last:-}" ] && return 0
+	_hog_last=$u
+	sleep 2
+	return 1
+}
+hog_start() {
+	[ -r "$SWT/io_tlb_used" ] || { echo "no $SWT (debugfs)"; return 1; }
+	read -r SWT_SLABS < "$SWT/io_tlb_nslabs"
+	ip netns add "$HOG_NS" || return 1
+	ip link set "$DUT2" netns "$HOG_NS" || return 1
+	hx ip link set lo up
+	hx ip addr add "$HOG_IP/24" dev "$DUT2" || return 1
+	# the program first: attached to an open DUT2 it would want a new
+	# set of rings, which the pool DUT2's open leaves cannot hold; the
+	# open fits the rings of the XDP layout to the pool
+	hx ip link set dev "$DUT2" xdpdrv obj "$VMX_LIB_DIR/progs/xdp_pass.o" sec xdp || return 1
+	hx ip link set "$DUT2" up || return 1
+	# not through hx: $! must be python itself (ip netns exec execs it)
+	ip netns exec "$HOG_NS" python3 -c '
+import socket, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE
+s.bind(("0.0.0.0", 5400)); s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+time.sleep(600)' > "$VMX_TMP/hog.rx" 2>&1 &
+	HOG_RX=$!
+	_vmx_bg+=("$HOG_RX")
+	wait_for 20 grep -q listening "$VMX_TMP/hog.rx" || { echo "no hog listener"; cat "$VMX_TMP/hog.rx"; return 1; }
+	ip netns exec "$PEER_NS" timeout 300 socat -u /dev/zero "TCP:$HOG_IP:5400" > "$VMX_TMP/hog.tx" 2>&1 &
+	HOG_TX=$!
+	_vmx_bg+=("$HOG_TX")
+	_hog_last=
+	wait_for "$(scaled 60)" _hog_full
+	echo "bounce pool: $(swt_used) of $SWT_SLABS slots in use; DUT2 $(hx ethtool -S "$DUT2" | grep -E ' (rx[0-9]+_xdp_pass|resets):' | tr -s ' ' | tr '\n' ' ')"
+}
+HOG_RX=
+HOG_TX=
+hog_stop() {
+	[ -z "$HOG_TX$HOG_RX" ] || { kill $HOG_TX $HOG_RX; wait $HOG_TX $HOG_RX; } 2>/dev/null
+	# down, not a detach: the stack's buffer layout would want mappings
+	# before the XDP one's are freed; closing frees them all. DUT2 goes
+	# back to this netns with the netns, the program still attached.
+	hx ip link set "$DUT2" down
+	ip netns del "$HOG_NS"
+	wait_for 20 test -e "/sys/class/net/$DUT2"
+	echo "hog stopped: bounce pool $(swt_used) of $SWT_SLABS slots in use"
+}
+# dut_full_msgs: "swiotlb buffer is full" lines under the DUT's PCI name.
+dut_full_msgs() {
+	local bdf
+	bdf=$(basename "$(readlink "/sys/class/net/$DUT/device")")
+	dmesg_since_start | grep -c -F "$bdf: swiotlb buffer is full"
+}
+forced_fails() {
+	local m0 m1 n0 n1 rc=0 lpid
+	hog_start || rc=1
+	if [ $rc = 0 ]; then
+		# past the rate limit's 5 s window of DUT2's burst
+		sleep 6
+		m0=$(map_fails); n0=$(dut_full_msgs)
+		ip netns exec "$PEER_NS" timeout 20 socat -u TCP-LISTEN:5390,reuseaddr /dev/null &
+		lpid=$!
+		wait_for 10 _port_listening peer 5390
+		timeout 5 socat -u "OPEN:$BLOB" "TCP:$PEER_IP:5390" 2>/dev/null
+		kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+		m1=$(map_fails); n1=$(dut_full_msgs)
+		echo "DUT with the pool exhausted: 'swiotlb buffer is full' under its name +$((n1 - n0)) (rate-limited); mapping failures counted +$((m1 - m0))"
+		if [ $((n1 - n0)) = 0 ]; then
+			echo "the DUT met no full pool: the check did not run"
+			rc=1
+		elif [ $((m1 - m0)) -lt $((n1 - n0)) ]; then
+			echo "mapping failures happened but the DUT counted fewer"
+			rc=1
+		fi
+	fi
+	hog_stop
+	return $rc
+}
+if [ -n "$DUT2" ] && [ "$VMX_DRIVER_NAME" = vmx ]; then
+	check "bounce pool exhausted on purpose: every frame the DUT lost counted as a mapping failure" forced_fails
 fi
 check "ping after the transfers (no stall)" dut_ping -c 5 -i 0.2 "$PEER_IP"
 ethtool -S "$DUT" | grep -E '_drop:|map|resets:|nobuf|alloc_fail' | diag
