@@ -74,13 +74,14 @@ churn() {
 	# be lost. ping -f keeps one request in flight and sends the next on
 	# the reply or 10 ms later, so a switch shorter than 10 ms loses at
 	# most that one frame; measured under TCG: 0.67 to 0.94 lost per
-	# switch (335, 393, 424 of 500 switches in CI, 939 of 1000), never
-	# more than one on average. Allowed: one per switch plus 3 sd of the
-	# sum (a loss of 0 or 1 per switch: sd at most sqrt(S)/2). It
-	# allowed 2 per switch before: a frame lost per cycle beyond the
-	# switches' passed unseen.
+	# switch (335, 393, 424 of 500 switches in CI, 939 of 1000). A switch
+	# can outlast the 10 ms: the swap waits for an RCU grace period, and
+	# ping, on the same CPU, may then send once more into the quiesced
+	# device; on a loaded host that happens more often. Allowed: 1.5 per
+	# switch (2 before: a frame lost per cycle beyond the switches' passed
+	# unseen; now it fails once it adds up to half a frame per switch).
 	lost=$((${tx:-0} - ${rx:-0}))
-	allowed=$(awk -v s=$((2 * n)) 'BEGIN { printf "%d\n", s + 3 * sqrt(s) / 2 }')
+	allowed=$((2 * n * 3 / 2))
 	echo "lost $lost of ${tx:-0}; allowed $allowed ($((2 * n)) layout switches)"
 	[ "$lost" -le "$allowed" ] || { echo "more loss than the layout switches explain"; return 1; }
 	[ $((p1 - p0)) -gt 0 ] || { echo "the programs never ran"; return 1; }
