@@ -125,8 +125,9 @@
 # swiotlb, iommu, hotplug, monitor, testdev); mode.sh runs first and proves
 # it, or the rest of the group is not run. Each group also gets kernel_log, the kernel
 # log outside the tests' own windows (boot, between tests, after the last).
-# Tests fail on bad kernel log lines and non-zero error counters (lib.sh
-# vmx_done); "# vmx-expects: resets<=N" / "# vmx-expects-log: REGEX" header
+# Tests fail on bad kernel log lines and non-zero error counters (read
+# before every unload and at vmx_done); "# vmx-expects: resets<=N",
+# "bad_desc<=N" / "# vmx-expects-log: REGEX" header
 # lines declare what a test causes on purpose (lib/log.sh). On the test device every test
 # must also leave its strict-mode violation count where it was (guest-suite.sh;
 # "# vmx-expects: violations" when a test causes them on purpose).
