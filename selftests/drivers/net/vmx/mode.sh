@@ -190,6 +190,8 @@ mode_testdev() {
 				p=${p%%=*}
 				v=$(_qom_value "$(testdev_prop "$n" "$p")")
 				got=$(hmp "qom-get $n $p" | tr -d '\r')
+				# a string property comes back as JSON: "drop"
+				[[ "$got" =~ ^\"(.*)\"$ ]] && got=${BASH_REMATCH[1]}
 				echo "$n $p: $got (want $v)"
 				[ "$got" = "$v" ] || rc=1
 			done
