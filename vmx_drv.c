@@ -561,8 +561,16 @@ static void vmx_down(struct vmx_priv *vp, bool closing)
 		napi_disable(&vp->qv[q].napi);
 	}
 	vmx_cmd_nr(vp, VMX_CMD_RESET_DEV);
-	for (q = 0; q < qs->nq + qs->nxdp; q++)
+	/*
+	 * The device writes nothing more. What it completed after the last
+	 * poll (during QUIESCE, or at RESET_DEV for a device that sends
+	 * what QUIESCE left later) was sent: count it as sent; only the rest
+	 * is dropped.
+	 */
+	for (q = 0; q < qs->nq + qs->nxdp; q++) {
+		vmx_tx_clean(&qs->txq[q], 0, false);
 		vmx_txq_drain(&qs->txq[q]);
+	}
 	for (q = 0; q < qs->nq; q++)
 		vmx_rxq_stop(&qs->rxq[q]);
 }
