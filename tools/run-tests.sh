@@ -44,7 +44,9 @@
 #             malformed completions, frames split across polls
 #             (tdev_malformed.sh); what vmx tells the stack (tdev_contract.sh);
 #             netconsole on a NIC whose one TX queue XDP_TX shares and whose
-#             completions each cover a ring pass (netconsole.sh)
+#             completions each cover a ring pass (netconsole.sh); TX
+#             pending at QUIESCE dropped, completed by QUIESCE, completed
+#             late (at RESET_DEV) (tdev_quiesce.sh)
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
@@ -259,11 +261,15 @@ G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # faults: on command to the first NIC, at a seeded rate on the second
 # (every kind: link flaps, refused ACTIVATEs and eop-break too, testdev
 # patch 0016); TX completed 1 s late (third); one TX queue shared by XDP
-# and one completion per ring pass (fourth).
+# and one completion per ring pass (fourth); then one NIC per quiesce-tx
+# behaviour (drop, complete, late), TX processed 200 ms after the doorbell
+# (ten times vmx's 20 ms settle wait at close, so a burst is still pending
+# at QUIESCE), late ones 2 s after QUIESCE (long after vmx would have
+# freed its rings, had it not reset the device; tdev_quiesce.sh).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=20000 --nic virtio"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=20000 --nic vmxnet3t:tx-delay-us=200000,quiesce-tx=drop --nic vmxnet3t:tx-delay-us=200000,quiesce-tx=complete --nic vmxnet3t:tx-delay-us=200000,quiesce-tx=late,quiesce-late-us=2000000 --nic virtio"
 G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh
-	netconsole.sh"
+	netconsole.sh tdev_quiesce.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
 # and disabled offloads, 6 with 4 queues, 9 asking for RX producer writes
