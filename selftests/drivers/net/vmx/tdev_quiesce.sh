@@ -15,8 +15,9 @@
 # close (VMX_TX_SETTLE_MS, 20 ms), so a burst is still pending when the
 # QUIESCE comes. Per NIC: pktgen fills TX queue 0 (XPS keeps the stack's
 # own frames, among them a UDP flood from one socket, on queue 1), then
-# "ip link set down" (QUIESCE with TX pending) and up, twice, then the
-# same around a TX ring resize (rings freed and replaced while up). After
+# "ip link set down" (QUIESCE with TX pending) and up (VMX_QUIESCE_ROUNDS
+# times, default 1: each round costs some 15 s under TCG), then the same
+# around a TX ring resize (rings freed and replaced while up). After
 # each cycle (tried again, 4 times at most, when vmx's settle wait
 # happened to see the device's timer pass and nothing was left pending:
 # about one chance in tx-delay-us / 20 ms):
@@ -45,7 +46,7 @@
 source "$(dirname "$0")/lib.sh"
 
 vmx_setup
-ROUNDS=${VMX_QUIESCE_ROUNDS:-2}
+ROUNDS=${VMX_QUIESCE_ROUNDS:-1}
 # vmx's bounded wait before QUIESCE (VMX_TX_SETTLE_MS in vmx.h), in us
 SETTLE_US=20000
 
@@ -201,7 +202,9 @@ qz_cycle() {
 			{ echo "drop: every frame was sent before QUIESCE: no TX was pending, the case did not happen"; NOCASE=1; } ;;
 	complete|late)
 		[ "$q" -gt 0 ] || { echo "$mode: stat-tx-quiesce did not move: no TX was pending at QUIESCE, the case did not happen"; NOCASE=1; }
-		[ "$s0" = "$sent" ] || { echo "$mode: the device sent $s0 of the $sent frames pktgen handed over"; rc=1; }
+		# (queue 0 is pktgen's but for a rare stack frame sent there)
+		[ "$s0" -ge "$sent" ] && [ "$s0" -le $((sent + 2)) ] ||
+			{ echo "$mode: the device sent $s0 from queue 0, pktgen handed over $sent frames"; rc=1; }
 		if [ "$mode" = late ]; then
 			[ "$qd" = "$q" ] || { echo "late: only +$qd of +$q completed when the command returned (the rest by the timer, after vmx let go of its rings?)"; rc=1; }
 			[ $((ms * 1000)) -lt "$late" ] ||
@@ -216,9 +219,11 @@ qz_cycle() {
 		[ $((sum - s)) -le 2 ] && [ $((s - sum)) -le 2 ] ||
 			{ echo "txN_packets +$sum, but the device sent $s"; rc=1; }
 	fi
-	# the peer: what the device sent (other frames: none expected but a few
-	# ARP/ND; a frame lost between hub and virtio peer: 1 %)
-	[ "$p" -ge $((s - s / 100)) ] && [ "$p" -le $((s + 5)) ] ||
+	# the peer: what the device sent, less the multicast the NIC sends
+	# when it comes up (MLD, RS: QEMU's virtio-net filter drops them
+	# before the peer counts them; a handful) and a frame lost between
+	# hub and peer (1 %)
+	[ "$p" -ge $((s - s / 100 - 16)) ] && [ "$p" -le $((s + 5)) ] ||
 		{ echo "the peer received $p frames, the device sent $s"; rc=1; }
 	return $rc
 }
