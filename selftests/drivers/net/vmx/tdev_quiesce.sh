@@ -18,7 +18,7 @@
 # "ip link set down" (QUIESCE with TX pending) and up (VMX_QUIESCE_ROUNDS
 # times, default 1: each round costs some 15 s under TCG), then the same
 # around a TX ring resize (rings freed and replaced while up). After
-# each cycle (tried again, 4 times at most, when vmx's settle wait
+# each cycle (tried again, 5 times at most, when vmx's settle wait
 # happened to see the device's timer pass and nothing was left pending:
 # about one chance in tx-delay-us / 20 ms):
 #  - the device's stat-tx-quiesce moved as the mode says (0 for drop, > 0
@@ -39,7 +39,7 @@
 # and, through vmx_done, a clean kernel log.
 #
 # Topology: group tdevx: test-device NICs with tx-delay-us above 20000 and
-# quiesce-tx set (vm.sh --nic vmxnet3t:tx-delay-us=200000,quiesce-tx=drop
+# quiesce-tx set (vm.sh --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=drop
 # ...), 2 vCPUs (2 queues). Each NIC in turn takes over the DUT's
 # addresses. SKIPs without such a NIC (stock QEMU's vmxnet3).
 # vmx-timeout: 300
@@ -64,7 +64,7 @@ if ! have_hmp; then
 	vmx_done
 fi
 if [ ${#QZ_IFS[@]} = 0 ]; then
-	skip "QUIESCE with TX pending" "no test-device NIC with quiesce-tx set and tx-delay-us above $((2 * SETTLE_US)) (vm.sh --nic vmxnet3t:tx-delay-us=200000,quiesce-tx=drop)"
+	skip "QUIESCE with TX pending" "no test-device NIC with quiesce-tx set and tx-delay-us above $((2 * SETTLE_US)) (vm.sh --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=drop)"
 	vmx_done
 fi
 
@@ -228,15 +228,15 @@ qz_cycle() {
 	return $rc
 }
 
-# qz_try IF NIC MODE KIND: qz_cycle until the case happened, 4 tries at most
+# qz_try IF NIC MODE KIND: qz_cycle until the case happened, 5 tries at most
 qz_try() {
 	local i
-	for ((i = 1; i <= 4; i++)); do
+	for ((i = 1; i <= 5; i++)); do
 		qz_cycle "$@" || return 1
 		[ "$NOCASE" = 0 ] && return 0
 		echo "(try $i: no TX pending at QUIESCE, again)"
 	done
-	echo "4 tries without TX pending at QUIESCE"
+	echo "5 tries without TX pending at QUIESCE"
 	return 1
 }
 
