@@ -124,14 +124,6 @@ fi
 # queues are stopped (by BQL, or by the driver when the ring is full) and
 # must be woken by those completions; a lost wake-up stalls the flows and
 # ends in a TX timeout (lib.sh's error counter check).
-# bql_drained: no TX queue holds bytes in flight.
-bql_drained() {
-	local f v
-	for f in /sys/class/net/"$DUT"/queues/tx-*/byte_queue_limits/inflight; do
-		read -r v <"$f"
-		[ "$v" = 0 ] || return 1
-	done
-}
 # stop_wake: "tx-stop tx-wake" summed over the DUT's TX queues (qstats).
 stop_wake() {
 	nl_qstats queue "$DUT" | awk '$1 == "tx" && $3 == "tx-stop" { s += $4 }

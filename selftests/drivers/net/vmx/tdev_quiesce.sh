@@ -69,24 +69,6 @@ if [ ${#QZ_IFS[@]} = 0 ]; then
 fi
 
 # ------------------------------------------------ helpers
-_pgd() { echo "$2" >"/proc/net/pktgen/$1"; }
-# pg_setup IF COUNT: pktgen on IF, COUNT 60-byte frames (0: until stopped
-# or IF goes down), all on TX queue 0, UDP to the peer's discard port.
-pg_setup() {
-	local t ifc=$1
-	modprobe pktgen || return 1
-	for t in /proc/net/pktgen/kpktgend_*; do
-		_pgd "${t##*/}" rem_device_all || return 1
-	done
-	_pgd kpktgend_0 "add_device $ifc" &&
-	_pgd "$ifc" "count $2" && _pgd "$ifc" "pkt_size 60" && _pgd "$ifc" "delay 0" &&
-	_pgd "$ifc" "clone_skb 0" && _pgd "$ifc" "burst 1" &&
-	_pgd "$ifc" "queue_map_min 0" && _pgd "$ifc" "queue_map_max 0" &&
-	_pgd "$ifc" "dst $PEER_IP" && _pgd "$ifc" "dst_mac $(peer_mac)" &&
-	_pgd "$ifc" "udp_dst_min 9" && _pgd "$ifc" "udp_dst_max 9"
-}
-pg_sent() { awk '/pkts-sofar:/ { print $2 }' "/proc/net/pktgen/$1"; }
-
 # UDP flood from one socket (bash's /dev/udp, pinned to CPU 1), until
 # $VMX_TMP/flood.stop exists; the socket then stays open (the process
 # becomes a sleep holding it) so that its wmem_alloc can be read.
@@ -136,13 +118,6 @@ counts() {
 	d=$(dev_sent "$1") || return 1
 	echo "$(stat_of "$1" tx_packets) $(estat "$1" 'tx[0-9]+_packets') $d" \
 		"$(testdev_stat "$1" tx-quiesce) $(peer_link_stat rx_packets)"
-}
-bql_drained() {
-	local f v
-	for f in /sys/class/net/"$1"/queues/tx-*/byte_queue_limits/inflight; do
-		read -r v <"$f"
-		[ "$v" = 0 ] || return 1
-	done
 }
 _dev_done() { [ "$(($(dev_sent "$1" | cut -d' ' -f2) - $2))" -ge "$3" ]; }
 

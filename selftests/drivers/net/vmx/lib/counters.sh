@@ -264,3 +264,13 @@ _vmx_flush_unload_fails() {
 		} >&"$_vmx_tap"
 	done
 }
+
+# bql_drained [IF]: no TX queue of IF (default the DUT) holds bytes in
+# flight (BQL's inflight).
+bql_drained() {
+	local f v
+	for f in /sys/class/net/"${1:-$DUT}"/queues/tx-*/byte_queue_limits/inflight; do
+		read -r v <"$f"
+		[ "$v" = 0 ] || return 1
+	done
+}

@@ -229,3 +229,22 @@ tcp_exact() {
 	fi
 	echo "TCP $dir: $2 MB byte-identical"
 }
+
+# pg_setup IF COUNT: pktgen on IF (this netns), COUNT 60-byte frames (0:
+# until stopped or IF goes down), all on TX queue 0, UDP to the peer's
+# discard port at its MAC. pg_sent IF: frames pktgen sent so far.
+_pgd() { echo "$2" >"/proc/net/pktgen/$1"; }
+pg_setup() {
+	local t ifc=$1
+	modprobe pktgen || return 1
+	for t in /proc/net/pktgen/kpktgend_*; do
+		_pgd "${t##*/}" rem_device_all || return 1
+	done
+	_pgd kpktgend_0 "add_device $ifc" &&
+	_pgd "$ifc" "count $2" && _pgd "$ifc" "pkt_size 60" && _pgd "$ifc" "delay 0" &&
+	_pgd "$ifc" "clone_skb 0" && _pgd "$ifc" "burst 1" &&
+	_pgd "$ifc" "queue_map_min 0" && _pgd "$ifc" "queue_map_max 0" &&
+	_pgd "$ifc" "dst $PEER_IP" && _pgd "$ifc" "dst_mac $(peer_mac)" &&
+	_pgd "$ifc" "udp_dst_min 9" && _pgd "$ifc" "udp_dst_max 9"
+}
+pg_sent() { awk '/pkts-sofar:/ { print $2 }' "/proc/net/pktgen/$1"; }
