@@ -274,3 +274,23 @@ bql_drained() {
 		[ "$v" = 0 ] || return 1
 	done
 }
+
+# if_error_counters IF: the non-zero error counters of IF, one per line
+# (TX timeouts per queue; for vmx also resets and rxN/txN/xdptxN_bad_desc),
+# whatever the test's header allows: for a test that wants none on one
+# interface.
+if_error_counters() {
+	local f n name val
+	for f in /sys/class/net/"$1"/queues/tx-*/tx_timeout; do
+		[ -r "$f" ] || continue
+		read -r n < "$f"
+		[ "$n" = 0 ] || echo "$1 ${f#/sys/class/net/"$1"/queues/} timeouts: $n"
+	done
+	[ "$VMX_DRIVER" = vmx ] || return 0
+	while read -r name val; do
+		case $name in
+		*_bad_desc: | resets:) [ "$val" = 0 ] || echo "$1 ${name%:} $val" ;;
+		esac
+	done < <(ethtool -S "$1" 2>/dev/null)
+	return 0
+}
