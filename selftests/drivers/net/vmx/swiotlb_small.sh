@@ -280,15 +280,17 @@ forced_fails() {
 	if [ $rc = 0 ]; then
 		# past the rate limit's 5 s window of DUT2's first burst
 		sleep 6
-		m0=$(map_fails); n0=$(dut_full_msgs); u0=$(swt_used)
+		# TX alone: the DUT's RX refills fail too with the pool full
+		# (rx-alloc-fail), which would hide TX failures left uncounted
+		m0=$(estat "$DUT" "$MAPERR"); n0=$(dut_full_msgs); u0=$(swt_used)
 		ip netns exec "$PEER_NS" timeout 20 socat -u TCP-LISTEN:5390,reuseaddr /dev/null &
 		lpid=$!
 		wait_for 10 _port_listening peer 5390
 		timeout 5 socat -u "OPEN:$BLOB" "TCP:$PEER_IP:5390" 2>/dev/null
 		kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
-		m1=$(map_fails); n1=$(dut_full_msgs); u1=$(swt_used)
+		m1=$(estat "$DUT" "$MAPERR"); n1=$(dut_full_msgs); u1=$(swt_used)
 		free=$((SWT_SLABS - (u0 < u1 ? u0 : u1)))
-		echo "DUT's transfer: pool $u0 -> $u1 of $SWT_SLABS slots in use; 'swiotlb buffer is full' under its name +$((n1 - n0)) (rate-limited); mapping failures counted +$((m1 - m0))"
+		echo "DUT's transfer: pool $u0 -> $u1 of $SWT_SLABS slots in use; 'swiotlb buffer is full' under its name +$((n1 - n0)) (rate-limited); TX mapping failures counted +$((m1 - m0))"
 		if [ "$free" -ge 16 ]; then
 			echo "$free slots free: a 32 KB frag fits, the pool was not exhausted: the check did not run"
 			rc=1
