@@ -79,6 +79,17 @@ kind_counters() {
 	tcp4|tcp6|vxtcp) echo TcpInCsumErrors ;;
 	esac
 }
+# _kind_counted KIND "COUNTS BEFORE": the counters of KIND moved by N
+_kind_counted() {
+	local -a a b
+	local i
+	read -r -a a <<<"$2"
+	read -r -a b <<<"$(kernel_counts)"
+	for i in "${!KC_NAMES[@]}"; do
+		[[ " $(kind_counters "$1") " == *" ${KC_NAMES[i]} "* ]] || continue
+		[ $((${b[i]:-0} - ${a[i]:-0})) -ge "$N" ] || return 1
+	done
+}
 RECV_LOG=$VMX_TMP/recv.log
 # logged KIND bad|good: datagrams of KIND the DUT's UDP socket received
 logged() { grep -c "^VMXC $1 $2 " "$RECV_LOG" 2>/dev/null; }
@@ -100,6 +111,9 @@ csum_kind() {
 	*tcp*) ;;
 	*) wait_for 5 good_all_logged "$kind" ;;
 	esac
+	# the wrong frames may hash to another queue than the right ones,
+	# polled on the other vCPU: wait for their count (5 s at most)
+	wait_for "$(scaled 5)" _kind_counted "$kind" "${ka[*]}"
 	sleep 0.2
 	read -r -a kb <<<"$(kernel_counts)"
 	dev1=$(testdev_stat "$NIC" rx-csum-bad)
