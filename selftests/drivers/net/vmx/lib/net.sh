@@ -5,9 +5,10 @@
 # MTU on both ends, MAC addresses, whether QEMU's backend takes TSO
 # frames, and a VXLAN/Geneve tunnel between the DUT and the peer.
 
-# pexec CMD...: CMD in the peer's netns. Each call costs a mount namespace
-# and a sysfs mount (some 0.1 s under TCG): the setup below and the peer's
-# link checks use `ip -n` instead, which only switches the netns.
+# pexec CMD...: CMD in the peer's netns (ip netns exec: a process, a mount
+# namespace and a sysfs mount before CMD's own). The setup below runs one
+# `ip -n ... -batch` for many commands, and the peer's link checks `ip -n`
+# alone: one process each instead of two (some 0.1 s under TCG).
 pexec() { ip netns exec "$PEER_NS" "$@"; }
 
 carrier_of() { cat "/sys/class/net/$1/carrier" 2>/dev/null; }
