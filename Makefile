@@ -126,10 +126,10 @@ demo:
 test:
 	tools/run-tests.sh
 
-# the heavier tier: 8 vCPUs, the DKMS package on both kernels, every test on
+# the heavier tier: real hibernation on stock QEMU, 8 vCPUs, the DKMS package on both kernels, every test on
 # the test device, the test device on taps, 32 queues in a 32-vCPU guest
 test-extra: deb
-	tools/run-tests.sh smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma tdevfid
+	tools/run-tests.sh pm smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma tdevfid
 
 deb:
 	tools/build-deb.sh

@@ -29,10 +29,6 @@
 #   kselftests 6.12, hub NICs: the kernel's own drivers/net and drivers/net/hw
 #             selftests against vmx (NETIF, netns remote), excluded ones SKIP
 #             with the reason
-#   pm        6.12, the guest's root in RAM and a swap disk (vm.sh --swap):
-#             suspend.sh: suspend (mem, freeze) and hibernation in pm_test
-#             mode, then two real hibernations (image restored at once,
-#             and by the next boot after a reboot that resets every device)
 # On the project's test device (tools/testdev; vm.sh --nic vmxnet3t), last:
 #   msi       6.12, test devices with msix=off (no MSI-X capability): the
 #             driver's MSI fallback; link, ping, TCP, XDP actions
@@ -51,12 +47,18 @@
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
 #             RX out of order (tdev_ooo.sh)
-#   tdevpm    6.12, the test device at revision 9: suspend.sh as in pm
+#   tdevpm    6.12, the test device at revision 9, the guest's root in RAM
+#             and a swap disk (vm.sh --swap): suspend.sh: suspend (mem,
+#             freeze) and hibernation in pm_test mode, then two real
+#             hibernations (image restored at once, and by the next boot
+#             after a reboot that resets every device), a refused resume
 #   benchsmoke on the host, last: tools/bench.sh --quick (the counting
 #             benchmark's smoke: every default cell and ndo_xdp_xmit of
 #             vmx, vmxnet3 and virtio_net has numbers; its own guest,
 #             stock QEMU with the counting plugin)
 # Heavier tier, only when named (make test-extra):
+#   pm        6.12, stock QEMU: suspend.sh as in tdevpm (core runs its
+#             pm_test part on stock QEMU)
 #   smp8      6.12, --smp 8, hub NICs: 8 channels, XDP sharing stack queues
 #   dkms      6.12, the vmx-dkms package: dpkg -i, DKMS build, switch-over
 #   dkms61    6.1,  the same package on the old kernel
@@ -185,15 +187,15 @@ XDP_TESTS="xdp_basic.sh xdp_redirect.sh xdp_bench.sh xdp_robust.sh
 	netconsole.sh"
 
 ALL_GROUPS=(core core61 swiotlb iommu intx tap xdp swiotlb4k
-	hotplug kselftests pm msi tdev tdevx tdevrev tdevpm benchsmoke)
+	hotplug kselftests msi tdev tdevx tdevrev tdevpm benchsmoke)
 # The heavier tier (make test-extra) and the debug kernel's groups (make
 # test-debug): run only when named.
 DEBUG_GROUPS=(debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug)
 NEWEST_GROUPS=(newest xdpnewest ksftnewest ksftnewtd)
-EXTRA_GROUPS=(smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma tdevfid "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
+EXTRA_GROUPS=(pm smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma tdevfid "${DEBUG_GROUPS[@]}" "${NEWEST_GROUPS[@]}")
 declare -A G_KERNEL G_OPTS G_TESTS G_ENV
 G_KERNEL[core]=6.12;    G_OPTS[core]=$HUB3;   G_TESTS[core]=$CORE_TESTS
-G_ENV[core]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=10;VMX_LINK_LOOPS=10"
+G_ENV[core]="VMX_MODE=msix monitor;VMX_LOAD_LOOPS=6;VMX_LINK_LOOPS=10"
 # On 6.1 the compat layer is what differs: probe/remove, data path, ethtool
 # and feature ops, MTU/reset paths. The RX-filter tests (mac, multicast,
 # promisc) and VLAN filtering (vlan) run the same driver code as on 6.12
@@ -222,8 +224,9 @@ G_ENV[tap]="VMX_MODE=msix monitor"
 # one guest, netconsole.sh saw none of its messages arrive (not understood
 # yet).
 G_KERNEL[xdp]=6.12;     G_OPTS[xdp]=$HUB3;    G_TESTS[xdp]="$XDP_TESTS xdp_xsk.sh"
-# 250 churn cycles (500 in tdevfull, make test-extra).
-G_ENV[xdp]="VMX_MODE=msix monitor;VMX_XDP_CYCLES=250"
+# 150 churn cycles (600 attach/replace/detach operations; 500 cycles in
+# tdevfull, make test-extra).
+G_ENV[xdp]="VMX_MODE=msix monitor;VMX_XDP_CYCLES=150"
 # Hot unplug and device link events: NICs behind pcie-root-ports; the tests
 # drive QEMU's monitor through hmp (every group has --guest-monitor).
 G_KERNEL[hotplug]=6.12; G_OPTS[hotplug]="$HUB3 --hotplug"
