@@ -38,10 +38,11 @@ import struct
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xdp_pkt import ETH_P_ALL, PACKET_OUTGOING, csum, mac_bytes  # noqa: E402
+
 PORT = 7805      # tdev_csum.sh CSUM_PORT
 HTY_PORT = 7804  # progs/tc_hashtype.c
-ETH_P_ALL = 0x0003
-PACKET_OUTGOING = 4
 PEER_IP = os.environ.get("PEER_IP", "10.99.0.2")
 DUT_IP = os.environ.get("DUT_IP", "10.99.0.1")
 PEER_IP6 = os.environ.get("PEER_IP6", "fd99::2")
@@ -49,21 +50,8 @@ DUT_IP6 = os.environ.get("DUT_IP6", "fd99::1")
 IN_SRC, IN_DST = "10.42.0.2", "10.42.0.1"
 
 
-def mac_bytes(s):
-    return bytes(int(x, 16) for x in s.split(":"))
-
-
 def ifmac(ifname):
     return mac_bytes(open("/sys/class/net/%s/address" % ifname).read().strip())
-
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def wrong(c):
