@@ -27,7 +27,9 @@ CFLAGS=(-O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC)
 log() { printf 'count: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-qemu=${1:-$(command -v qemu-system-x86_64 || true)}
+# a name (vm.sh passes its QEMU_BIN, "qemu-system-x86_64" for the stock
+# device) is looked up on PATH
+qemu=$(command -v "${1:-qemu-system-x86_64}" || true)
 if [ -z "$qemu" ] || [ ! -x "$qemu" ]; then die "no qemu-system-x86_64 (give its path)"; fi
 qemu=$(readlink -f "$qemu")
 if [ -r "$(dirname "$qemu")/../version" ]; then
