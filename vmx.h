@@ -475,6 +475,7 @@ void vmx_carry_queue_stats_locked(struct vmx_priv *vp, struct vmx_qset *qs,
 				  const struct vmx_qset *next);
 void vmx_qset_zero_stats(struct vmx_qset *qs);
 void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
+void vmx_get_totals(struct vmx_priv *vp, u64 *rx, u64 *tx);
 void vmx_get_stats64(struct net_device *nd, struct rtnl_link_stats64 *st);
 #ifdef VMX_HAVE_QSTATS
 extern const struct netdev_stat_ops vmx_stat_ops;

@@ -64,6 +64,7 @@ static const char * const vmx_dev_stats[] = {
 	"dev_rx_lro_bytes",
 	"dev_rx_nobuf",
 	"resets",		/* driver: device resets done */
+	"bad_desc",		/* driver: bad completions, every queue ever */
 };
 
 static u32 vmx_ntxq(const struct vmx_priv *vp)
@@ -127,6 +128,9 @@ static void vmx_get_ethtool_stats(struct net_device *nd,
 	*data++ = vp->base.dev_rx[offsetof(struct vmx_rx_stats, nobuf_pkts) / 8];
 	spin_unlock_irqrestore(&vp->stats_lock, flags);
 	*data++ = READ_ONCE(vp->resets);
+	/* the per-queue counts go with their queues (ifdown, fewer channels) */
+	vmx_get_totals(vp, r, t);
+	*data++ = r[VMX_RXS_BAD_DESC] + t[VMX_TXS_BAD_DESC];
 
 	for (q = 0; q < vmx_nrxq(vp); q++) {
 		vmx_rxq_read_stats(&vp->qs.rxq[q], r);

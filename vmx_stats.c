@@ -165,6 +165,22 @@ void vmx_get_base_totals(struct vmx_priv *vp, u64 *rx, u64 *tx)
 }
 
 /**
+ * vmx_get_totals() - every counter of the interface since it was created:
+ * the base and every live queue
+ * @vp: device
+ * @rx: VMX_RXS_NUM values
+ * @tx: VMX_TXS_NUM values
+ */
+void vmx_get_totals(struct vmx_priv *vp, u64 *rx, u64 *tx)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vp->stats_lock, flags);
+	vmx_sum_queues(vp, rx, tx, true);
+	spin_unlock_irqrestore(&vp->stats_lock, flags);
+}
+
+/**
  * vmx_get_stats64() - ndo_get_stats64: queue, base and device counters
  * @nd: net device
  * @st: filled in

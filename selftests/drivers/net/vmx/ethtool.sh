@@ -24,7 +24,7 @@ check "ethtool -i: bus-info is the PCI address" bus_info
 # The counters Documentation/vmx.rst lists (vmx; the in-tree driver names
 # its own differently).
 VMX_NAMED="dev_tx_tso_pkts dev_tx_tso_bytes dev_rx_lro_pkts dev_rx_lro_bytes
-	dev_rx_nobuf resets rx0_lro_pkts rx0_dev_err rx0_drop rx0_bad_desc
+	dev_rx_nobuf resets bad_desc rx0_lro_pkts rx0_dev_err rx0_drop rx0_bad_desc
 	rx0_xdp_packets tx0_packets tx0_bytes tx0_drop tx0_linearize
 	tx0_doorbells tx0_bad_desc"
 stats_listed() {

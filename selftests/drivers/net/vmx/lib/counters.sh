@@ -154,48 +154,94 @@ _vmx_err_state_save() {
 	echo "$_es_unloads $_es_checked $_es_resets $_es_bad $_es_forced" > "$VMX_TMP/err-state"
 }
 
+# _vmx_if_errors IF: reads the error counters of IF (in this netns):
+# prints each non-zero one, "IF NAME VALUE" (TX timeouts per queue; for
+# vmx also resets, the device-wide bad_desc and the per-queue
+# rxN/txN/xdptxN_bad_desc that say where), and sets _ie_to (TX timeouts),
+# _ie_resets and _ie_bad (ethtool -S bad_desc: every queue the interface
+# ever had, where the per-queue counts go with their queues at ifdown).
+_vmx_if_errors() {
+	local f n name val
+	_ie_to=0 _ie_resets=0 _ie_bad=0
+	for f in /sys/class/net/"$1"/queues/tx-*/tx_timeout; do
+		[ -r "$f" ] || continue
+		read -r n < "$f"
+		[ "$n" = 0 ] && continue
+		echo "$1 ${f#/sys/class/net/"$1"/queues/} timeouts: $n"
+		_ie_to=$((_ie_to + n))
+	done
+	[ "$VMX_DRIVER" = vmx ] || return 0
+	while read -r name val; do
+		case $name in
+		resets:) _ie_resets=$val ;;
+		bad_desc:) _ie_bad=$val ;;
+		*_bad_desc:) ;;
+		*) continue ;;
+		esac
+		[ "$val" = 0 ] || echo "$1 ${name%:} $val"
+	done < <(ethtool -S "$1" 2>/dev/null)
+	return 0
+}
+
+# _vmx_netns_errors: for the driver's interfaces moved into a named netns
+# (only looked for when fewer interfaces are visible here than PCI
+# devices bound to the driver), _vmx_if_errors run in that netns; prints
+# its lines and then "= TIMEOUTS RESETS BAD IF" per interface.
+_vmx_netns_errors() {
+	local d ns n=0 v=0
+	for d in /sys/bus/pci/drivers/"$VMX_DRIVER_NAME"/0000:*; do
+		[ -e "$d" ] && n=$((n + 1))
+	done
+	for d in $(dut_ifaces); do v=$((v + 1)); done
+	[ "$n" -gt "$v" ] || return 0
+	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+		# shellcheck disable=SC2016 # expanded in the netns's shell
+		ip netns exec "$ns" bash -c "VMX_DRIVER=$VMX_DRIVER
+			$(declare -f _vmx_if_errors ifaces_by_driver)"'
+			for i in $(ifaces_by_driver "$1"); do
+				_vmx_if_errors "$i" | sed "s/^/netns $2: /"
+				echo "= $_ie_to $_ie_resets $_ie_bad $i"
+			done' _ "$VMX_DRIVER_NAME" "$ns" 2>/dev/null
+	done
+}
+
 # _vmx_instance_check: the error counters of every interface of the
-# driver's current instance in this netns, added to those of the
-# instances before it: TX timeouts (sysfs, every queue) must be 0; for
-# vmx the bad completions (rxN/txN/xdptxN_bad_desc) summed over the test
-# must stay within bad_desc<=N, and the resets beyond those
-# dut_forced_reset did on the interface, summed over the test, within
-# resets<=N (both times VMX_TIMEOUT_SCALE). An instance fails only for
-# what it added: one over the bound fails that instance, not every later
-# one. Prints every non-zero error counter and, on failure, why; marks the
-# instance checked. Returns 1 on failure.
+# driver's current instance (in this netns, and in named netns where some
+# were moved), added to those of the instances before it: TX timeouts
+# (sysfs, every queue) must be 0; for vmx the bad completions (ethtool -S
+# bad_desc) summed over the test must stay within bad_desc<=N, and the
+# resets beyond those dut_forced_reset did on the interface, summed over
+# the test, within resets<=N (both times VMX_TIMEOUT_SCALE). An instance
+# fails only for what it added: one over the bound fails that instance,
+# not every later one. Prints every non-zero error counter and, on
+# failure, why; marks the instance checked. Returns 1 on failure.
 _vmx_instance_check() {
-	local ifc f n name val r b i rc=0 ur=0 ub=0 to=0
-	local -a fr=()
+	local ifc n i line rc=0 ur=0 ub=0 to=0
+	local -a fr=() ns=()
 	local -A forced=()
 	_vmx_err_state
 	[ -r "$VMX_TMP/forced-resets" ] && mapfile -t fr < "$VMX_TMP/forced-resets"
 	for ((i = _es_forced; i < ${#fr[@]}; i++)); do
 		forced[${fr[i]}]=$((${forced[${fr[i]}]:-0} + 1))
 	done
+	# _acc IF: adds IF's _ie_* to the instance's sums
+	_acc() {
+		n=${forced[$1]:-0}
+		[ "$_ie_resets" -gt "$n" ] && echo "$1 resets: $_ie_resets ($n forced with dut_forced_reset)"
+		[ "$_ie_resets" -gt "$n" ] && ur=$((ur + _ie_resets - n))
+		to=$((to + _ie_to)) ub=$((ub + _ie_bad))
+	}
 	for ifc in $(dut_ifaces); do
-		for f in /sys/class/net/"$ifc"/queues/tx-*/tx_timeout; do
-			[ -r "$f" ] || continue
-			read -r n < "$f"
-			[ "$n" = 0 ] && continue
-			echo "$ifc ${f#/sys/class/net/"$ifc"/queues/} timeouts: $n"
-			to=$((to + n))
-		done
-		[ "$VMX_DRIVER" = vmx ] || continue
-		r=0 b=0
-		while read -r name val; do
-			case $name in
-			*_bad_desc:)
-				[ "$val" = 0 ] && continue
-				echo "$ifc $name $val"
-				b=$((b + val)) ;;
-			resets:) r=$val ;;
-			esac
-		done < <(ethtool -S "$ifc" 2>/dev/null)
-		n=${forced[$ifc]:-0}
-		[ "$r" -gt "$n" ] && echo "$ifc resets: $r ($n forced with dut_forced_reset)"
-		[ "$r" -gt "$n" ] && ur=$((ur + r - n))
-		ub=$((ub + b))
+		_vmx_if_errors "$ifc"
+		_acc "$ifc"
+	done
+	mapfile -t ns < <(_vmx_netns_errors)
+	for line in "${ns[@]}"; do
+		case $line in
+		"= "*) read -r _ _ie_to _ie_resets _ie_bad ifc <<<"$line"
+			_acc "$ifc" ;;
+		*) echo "$line" ;;
+		esac
 	done
 	_es_resets=$((_es_resets + ur)) _es_bad=$((_es_bad + ub))
 	_es_forced=${#fr[@]} _es_checked=1
@@ -276,21 +322,6 @@ bql_drained() {
 }
 
 # if_error_counters IF: the non-zero error counters of IF, one per line
-# (TX timeouts per queue; for vmx also resets and rxN/txN/xdptxN_bad_desc),
-# whatever the test's header allows: for a test that wants none on one
-# interface.
-if_error_counters() {
-	local f n name val
-	for f in /sys/class/net/"$1"/queues/tx-*/tx_timeout; do
-		[ -r "$f" ] || continue
-		read -r n < "$f"
-		[ "$n" = 0 ] || echo "$1 ${f#/sys/class/net/"$1"/queues/} timeouts: $n"
-	done
-	[ "$VMX_DRIVER" = vmx ] || return 0
-	while read -r name val; do
-		case $name in
-		*_bad_desc: | resets:) [ "$val" = 0 ] || echo "$1 ${name%:} $val" ;;
-		esac
-	done < <(ethtool -S "$1" 2>/dev/null)
-	return 0
-}
+# (_vmx_if_errors), whatever the test's header allows: for a test that
+# wants none on one interface.
+if_error_counters() { _vmx_if_errors "$1"; }
