@@ -369,7 +369,6 @@ struct vmx_priv {
 	unsigned long active_vlans[BITS_TO_LONGS(VLAN_N_VID)];
 	struct vmx_base_stats base;	/* under stats_lock */
 	spinlock_t stats_lock;
-	u32 msg_enable;
 };
 
 /* UDP destination port of a tunnel the device offloads (rev 4+) */

@@ -268,16 +268,6 @@ static int vmx_get_link_ksettings(struct net_device *nd,
 	return 0;
 }
 
-static u32 vmx_get_msglevel(struct net_device *nd)
-{
-	return ((struct vmx_priv *)netdev_priv(nd))->msg_enable;
-}
-
-static void vmx_set_msglevel(struct net_device *nd, u32 v)
-{
-	((struct vmx_priv *)netdev_priv(nd))->msg_enable = v;
-}
-
 /* What one device reset renews: everything of this function, nothing shared. */
 #define VMX_RESET_PARTS	(ETH_RESET_DMA | ETH_RESET_IRQ | ETH_RESET_FILTER | \
 			 ETH_RESET_OFFLOAD | ETH_RESET_MAC)
@@ -737,8 +727,6 @@ static const struct ethtool_ops vmx_ethtool_ops = {
 	.get_drvinfo		= vmx_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_link_ksettings	= vmx_get_link_ksettings,
-	.get_msglevel		= vmx_get_msglevel,
-	.set_msglevel		= vmx_set_msglevel,
 	.get_ringparam		= vmx_get_ringparam,
 	.set_ringparam		= vmx_set_ringparam,
 	.get_channels		= vmx_get_channels,
