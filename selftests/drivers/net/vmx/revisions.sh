@@ -5,7 +5,8 @@
 # (ethtool -i, the probe log line), never issues a command above it (the
 # device's stat-bad-rev-commands), gets the revision's limits (MTU 9190
 # from 6), its revision-gated controls work or are refused by revision
-# (coalescing from 3, rx-flow-hash from 4), from 7 logs the capabilities
+# (coalescing from 3, rx-flow-hash from 4: UDP ports hashed where the
+# device grants them, kept across down/up), from 7 logs the capabilities
 # offered and granted (only what was asked for), at 9 leaves out the
 # offloads the device disabled; each comes up and carries traffic to the
 # peer with its TXPROD doorbells where the device decodes them (the
@@ -78,10 +79,31 @@ one_nic() {
 	fi
 	# the driver issues no command above the revision it negotiated
 	bad0=$(testdev_stat "$nic" bad-rev-commands) || return 1
+	# UDP ports in the RSS hash: asked with SET_RSS_FIELDS and taken only
+	# as GET_RSS_FIELDS grants (from revision 4; from 7 only with the UDP
+	# capability, DCR0 bit 0, granted), asked again at the activation of
+	# the down/up below; refused below
+	local udp=0 l4
+	if [ "$want" -ge 7 ]; then
+		l4=$(caps_granted "$(caps_line "$ifc")")
+		[ $((${l4:-0} & 1)) = 1 ] && udp=1
+	elif [ "$want" -ge 4 ]; then
+		udp=1
+	fi
+	if [ "$udp" = 1 ]; then
+		ethtool -N "$ifc" rx-flow-hash udp4 sdfn || { echo "udp4 sdfn refused at revision $want"; rc=1; }
+	elif ethtool -N "$ifc" rx-flow-hash udp4 sdfn > /dev/null 2>&1; then
+		echo "udp4 sdfn accepted at revision $want without UDP RSS"; rc=1
+	fi
 	ethtool -N "$ifc" rx-flow-hash tcp4 sdfn > /dev/null 2>&1
 	ethtool -C "$ifc" adaptive-rx on > /dev/null 2>&1
 	ip link set "$ifc" down; ip link set "$ifc" up
 	wait_carrier "$ifc" 10 || { echo "no carrier"; rc=1; }
+	l4=$(ethtool -n "$ifc" rx-flow-hash udp4 | grep -c "L4 bytes 0 & 1")
+	echo "udp4 hash after down/up: $([ "$l4" -gt 0 ] && echo addresses and ports || echo addresses only) (UDP RSS $([ "$udp" = 1 ] && echo granted || echo not offered))"
+	[ "$l4" -gt 0 ] && [ "$udp" = 0 ] && rc=1
+	[ "$l4" = 0 ] && [ "$udp" = 1 ] && rc=1
+	[ "$udp" = 1 ] && { ethtool -N "$ifc" rx-flow-hash udp4 sd || rc=1; }
 	bad1=$(testdev_stat "$nic" bad-rev-commands) || return 1
 	echo "commands above the revision: $bad1 (+$((bad1 - bad0)) in this check)"
 	[ "$bad1" = 0 ] || rc=1
