@@ -181,6 +181,56 @@ act_in_reset() {
 }
 check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
 
+# ACTIVATE refused for a new queue set (fewer channels, or a ring resize
+# with one): the change fails with the driver's message, the old set is
+# back and carries traffic, and the counters neither go back nor count a
+# queue twice (the old set's were handed to the refused one and to the
+# base, and must come back once): the frames the interface counts equal
+# those the device sent and delivered (stat-tx-queueN, stat-rx-queueN),
+# read while nothing is in flight. TX exactly (what the device completed
+# at QUIESCE and RESET_DEV is read back); RX up to 2 frames short: a frame
+# the device wrote between the driver's last poll and QUIESCE goes with the
+# old rings, and the link is quiet then (no test traffic; an unsolicited
+# ARP or IPv6 frame of the peer at most).
+dev_txrx() { # QUEUES
+	local q v rx=0 tx=0
+	for ((q = 0; q < $1; q++)); do
+		v=$(testdev_stat "$DUT" "stat-rx-queue$q") || break
+		rx=$((rx + v))
+		v=$(testdev_stat "$DUT" "stat-tx-queue$q") || break
+		tx=$((tx + v))
+	done
+	echo "$rx $tx"
+}
+if_txrx() { echo "$(cat /sys/class/net/"$DUT"/statistics/rx_packets) $(cat /sys/class/net/"$DUT"/statistics/tx_packets)"; }
+act_reconf() {
+	local c0 c1 out d0 d1 i0 i1 d0r d0t d1r d1t i0r i0t i1r i1t
+	local -a cmd
+	c0=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	if [ "${c0:-1}" -ge 2 ]; then cmd=(ethtool -L "$DUT" combined 1); else cmd=(ethtool -G "$DUT" rx 256); fi
+	wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
+	d0=$(dev_txrx "$c0"); i0=$(if_txrx)
+	testdev_set "$NIC" fault activate-refused || return 1
+	if out=$("${cmd[@]}" 2>&1); then
+		echo "${cmd[*]}: accepted with the ACTIVATE refused"
+		return 1
+	fi
+	echo "${cmd[*]}: $out"
+	grep -q "device refused the new configuration, old one restored" <<<"$out" || return 1
+	c1=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	[ "$c1" = "$c0" ] || { echo "channels $c1 after the refusal, were $c0"; return 1; }
+	resumes || return 1
+	wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
+	sleep 0.5
+	d1=$(dev_txrx "$c0"); i1=$(if_txrx)
+	read -r d0r d0t <<<"$d0"; read -r d1r d1t <<<"$d1"
+	read -r i0r i0t <<<"$i0"; read -r i1r i1t <<<"$i1"
+	echo "RX: device delivered +$((d1r - d0r)), interface counted +$((i1r - i0r)); TX: device sent +$((d1t - d0t)), interface counted +$((i1t - i0t))"
+	[ $((i1t - i0t)) = $((d1t - d0t)) ] &&
+		[ $((d1r - d0r - (i1r - i0r))) -ge 0 ] && [ $((d1r - d0r - (i1r - i0r))) -le 2 ]
+}
+check "ACTIVATE refused for a new queue set: refused with a message, the old set back, counters exact" act_reconf
+
 # ------------------------------------------------ random faults
 RND=
 for i in $(dut_ifaces); do
