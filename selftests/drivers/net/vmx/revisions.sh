@@ -83,18 +83,19 @@ one_nic() {
 	# as GET_RSS_FIELDS grants (from revision 4; from 7 only with the UDP
 	# capability, DCR0 bit 0, granted), asked again at the activation of
 	# the down/up below; refused below
-	local udp=0 l4
+	local udp=0 l4 out
 	if [ "$want" -ge 7 ]; then
 		l4=$(caps_granted "$(caps_line "$ifc")")
 		[ $((${l4:-0} & 1)) = 1 ] && udp=1
 	elif [ "$want" -ge 4 ]; then
 		udp=1
 	fi
-	if [ "$udp" = 1 ]; then
-		ethtool -N "$ifc" rx-flow-hash udp4 sdfn || { echo "udp4 sdfn refused at revision $want"; rc=1; }
-	elif ethtool -N "$ifc" rx-flow-hash udp4 sdfn > /dev/null 2>&1; then
-		echo "udp4 sdfn accepted at revision $want without UDP RSS"; rc=1
-	fi
+	# (ethtool 6.1 exits 0 after this refusal, saying "Cannot change")
+	out=$(ethtool -N "$ifc" rx-flow-hash udp4 sdfn 2>&1) && ! grep -qE 'Cannot|not supported' <<<"$out"
+	case $?$udp in
+	00) echo "udp4 sdfn accepted at revision $want without UDP RSS"; rc=1 ;;
+	11) echo "udp4 sdfn refused at revision $want: $out"; rc=1 ;;
+	esac
 	ethtool -N "$ifc" rx-flow-hash tcp4 sdfn > /dev/null 2>&1
 	ethtool -C "$ifc" adaptive-rx on > /dev/null 2>&1
 	ip link set "$ifc" down; ip link set "$ifc" up

@@ -198,10 +198,13 @@ _vmx_netns_errors() {
 		# shellcheck disable=SC2016 # expanded in the netns's shell
 		ip netns exec "$ns" bash -c "VMX_DRIVER=$VMX_DRIVER
 			$(declare -f _vmx_if_errors ifaces_by_driver)"'
+			t=$(mktemp)
 			for i in $(ifaces_by_driver "$1"); do
-				_vmx_if_errors "$i" | sed "s/^/netns $2: /"
+				_vmx_if_errors "$i" > "$t"
+				sed "s/^/netns $2: /" "$t"
 				echo "= $_ie_to $_ie_resets $_ie_bad $i"
-			done' _ "$VMX_DRIVER_NAME" "$ns" 2>/dev/null
+			done
+			rm -f "$t"' _ "$VMX_DRIVER_NAME" "$ns" 2>/dev/null
 	done
 }
 
