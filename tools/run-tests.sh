@@ -19,7 +19,8 @@
 #   iommu     6.12, intel-iommu, intel_iommu=on iommu.strict=1
 #   intx      6.12, pci=nomsi (legacy INTx interrupts)
 #   tap       6.12, vmxnet3 + virtio through vnet_hdr taps on a bridge in a
-#             private host netns (large frames, TSO from the peer, LRO)
+#             private host netns (large frames, TSO from the peer, LRO; TCP
+#             copies of merged and jumbo frames compared byte for byte)
 #   xdp       6.12, hub NICs: native XDP (actions, redirect, xdp-bench,
 #             churn), AF_XDP copy and zero-copy
 #   swiotlb4k 6.12, swiotlb=4096,force: an 8 MB bounce pool, smaller than

@@ -8,6 +8,15 @@
 # the device itself disabled it (revision 9, the test device's
 # disabled-offloads).
 #
+# The data of those large frames is compared byte for byte (tcp_exact, 16
+# MB a copy): peer->DUT at MTU 1500 with LRO on and at MTU 9000 with LRO on
+# and off, DUT->peer (the DUT's TSO) at both MTUs. Each peer->DUT copy also
+# shows from the DUT's counters that its data came in the frames under test:
+# with LRO on, merged frames (longer than the MTU's; vmx's rxN_lro_pkts,
+# their average longer than the ring-0 buffer, so their data ran into
+# ring-1 pages, and nothing in rxN_lro_unparsed), with LRO off at MTU 9000
+# frames longer than a page (ring 0 plus ring-1 pages).
+#
 # On the test device (tools/testdev, revision 2+: type-4 LRO completions
 # carrying the segment count and MSS the backend's GSO frame had), the DUT
 # asks for an MSS of 1000 (iperf3 -M), so the peer's segments are smaller
@@ -90,6 +99,49 @@ if s["max_size"] >= mtu - 40 - 12:
 sys.exit(0 if ok else 1)
 PY
 }
+# exact_in PORT MERGED BUF: tcp_exact peer -> DUT (16 MB to PORT) with the
+# DUT's counters around it. MERGED 1: the copy came in merged frames: the
+# DUT's average frame is longer than its MTU's frame (only merging makes
+# one; checked for any driver) and, for vmx, rxN_lro_pkts moved, their
+# average is longer than BUF and rxN_lro_unparsed did not move. MERGED 0:
+# the average frame is longer than BUF. BUF is a ring-0 buffer's whole
+# size (half a page at MTU 1500, a page at 9000; vmx_rx_head_truesize), so
+# such frames filled ring-1 pages too. Thresholds on averages, not on one
+# frame: the peer's TSO frames hold at least two segments
+# (tcp_min_tso_segs) but for a push's tail, and the merged ones averaged
+# 24 KB at MTU 1500 and 54 KB at 9000 (over a 16 MB copy), 12 times the
+# bound; without LRO at MTU 9000 nearly every frame is 9014 bytes.
+exact_in() {
+	local port=$1 merged=$2 buf=$3 mtu b=$VMX_TMP/exact0 a=$VMX_TMP/exact1
+	local fr by lp lb un ok=0
+	mtu=$(cat "/sys/class/net/$DUT/mtu")
+	snap "$DUT" > "$b" || return 1
+	tcp_exact in 16 "$port" || return 1
+	snap "$DUT" > "$a" || return 1
+	fr=$(sdelta "$b" "$a" link_rx_packets)
+	by=$(sdelta "$b" "$a" link_rx_bytes)
+	[ "$fr" -gt 0 ] || { echo "rx_packets did not move"; return 1; }
+	echo "DUT received $fr frames, $by bytes: average $((by / fr)) (MTU $mtu frame: $((mtu + 14)), ring-0 buffer: $buf)"
+	if [ "$merged" = 0 ]; then
+		[ $((by / fr)) -gt "$buf" ] ||
+			{ echo "no frame reached ring 1: average not above $buf"; ok=1; }
+		return $ok
+	fi
+	[ $((by / fr)) -gt $((mtu + 14)) ] ||
+		{ echo "not merged: average not above the MTU's frame"; ok=1; }
+	[ "$VMX_DRIVER" = vmx ] || return $ok
+	lp=$(sdelta "$b" "$a" 'rx[0-9]+_lro_pkts')
+	lb=$(sdelta "$b" "$a" 'rx[0-9]+_lro_bytes')
+	un=$(sdelta "$b" "$a" 'rx[0-9]+_lro_unparsed')
+	echo "rxN_lro_pkts +$lp, rxN_lro_bytes +$lb, rxN_lro_unparsed +$un"
+	if [ "$lp" -eq 0 ]; then
+		echo "vmx counted no merged frame"; ok=1
+	elif [ $((lb / lp)) -le "$buf" ]; then
+		echo "merged frames average $((lb / lp)) bytes: not above $buf"; ok=1
+	fi
+	[ "$un" -eq 0 ] || { echo "merged frames without usable headers"; ok=1; }
+	return $ok
+}
 jumbo_ping() {
 	dut_ping -c 5 -i 0.05 -s 8972 -M do "$PEER_IP" &&
 	peer_ping -c 5 -i 0.05 -s 8972 -M do "$DUT_IP"
@@ -114,6 +166,9 @@ case "$lro" in
 	check "LRO on" ethtool -K "$DUT" lro on
 	wait_carrier "$DUT" 10
 	check "LRO on: peer's TSO arrives as frames > MTU" lro_aggregates
+	check "LRO on: 16 MB peer->DUT byte-identical, in merged frames" \
+		exact_in 5321 1 2048
+	check "LRO on: 16 MB DUT->peer byte-identical" tcp_exact out 16 5322
 	if have_testdev && [ "$VMX_DRIVER" = vmx ]; then
 		check "LRO on: the device's MSS and segment count reach the skb" lro_gso_fields
 	else
@@ -134,6 +189,17 @@ for state in on off; do
 	esac
 	check "MTU 9000, LRO $state: jumbo ping both ways" jumbo_ping
 	check "MTU 9000, LRO $state: TCP both ways" both_ways
+	if [ $state = off ]; then
+		check "MTU 9000, LRO off: 16 MB peer->DUT byte-identical, in jumbo frames" \
+			exact_in 5325 0 4096
+		continue
+	fi
+	case "$lro" in
+	""|*fixed*) ;;
+	*) check "MTU 9000, LRO on: 16 MB peer->DUT byte-identical, in merged frames" \
+		exact_in 5323 1 4096 ;;
+	esac
+	check "MTU 9000: 16 MB DUT->peer byte-identical" tcp_exact out 16 5324
 done
 toggle() {
 	local s
