@@ -38,7 +38,8 @@
 #   lib/net.sh       the peer netns and the links: pexec, addresses,
 #                    carrier, MTU, MACs, what QEMU does with TSO frames
 #   lib/traffic.sh   traffic: ping, background jobs, iperf3, UDP datagrams,
-#                    packet capture, RX filter probes, byte-exact TCP copies
+#                    packet capture, RX filter probes, byte-exact TCP copies,
+#                    TCP through a tunnel with the offload counters
 #   lib/counters.sh  counters: sysfs and ethtool -S values, snapshots and
 #                    their deltas, SNMP, queue statistics over netlink, the
 #                    error counters vmx_done checks

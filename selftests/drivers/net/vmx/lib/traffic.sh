@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # lib/traffic.sh - traffic between DUT and the peer, for the vmx selftests
 # (sourced by lib.sh): ping, background jobs, iperf3, UDP datagrams,
-# packet capture, probes of what the device lets in (RX filters), and
-# byte-exact TCP copies.
+# packet capture, probes of what the device lets in (RX filters),
+# byte-exact TCP copies, and byte-exact TCP through a VXLAN/Geneve tunnel
+# with the tunnel offload counters (tunnel_case).
 
 # _ping_loss ARGS...: run ping, print its summary, return 0 on 0% loss.
 _ping_loss() {
@@ -248,3 +249,156 @@ pg_setup() {
 	_pgd "$ifc" "udp_dst_min 9" && _pgd "$ifc" "udp_dst_max 9"
 }
 pg_sent() { awk '/pkts-sofar:/ { print $2 }' "/proc/net/pktgen/$1"; }
+
+# ------------------------------------------------------------ tunnel traffic
+# Byte-exact TCP through a VXLAN/Geneve tunnel (lib/net.sh's tunnel_up)
+# over the vmx NIC that is $DUT now, with vmx's tunnel offload counters and,
+# on the test device, the device's (tunnel_tso.sh at revision 9,
+# tdev_revtraffic.sh at revisions 4 and 6).
+
+# peer_csum_errors: the peer's TCP and UDP InCsumErrors, added up.
+peer_csum_errors() {
+	local snmp
+	snmp=$(pexec cat /proc/net/snmp)
+	echo $(( $(snmp_field Tcp InCsumErrors <<< "$snmp") +
+		 $(snmp_field Udp InCsumErrors <<< "$snmp") ))
+}
+
+# tunnel_offered: why the device behind $DUT offers tunnel TSO, read from
+# the test device's properties, not from the driver: revisions 4-6 always
+# (unless tunnel-offloads=off), 7+ when DCR0 offers VXLAN or Geneve TSO
+# (bits 5, 3) and PTCR0 allows every capability (bit 31). Fails when the
+# NIC is not the test device or does not offer it.
+tunnel_offered() {
+	local td rev d p
+	td=$(testdev_nic_of "$DUT" 2>/dev/null) || return 1
+	rev=$(dut_revision)
+	[ "$(testdev_prop "$td" tunnel-offloads)" != off ] && [ "${rev:-0}" -ge 4 ] || return 1
+	if [ "$rev" -lt 7 ]; then
+		echo "revision $rev"
+		return 0
+	fi
+	d=$(testdev_prop "$td" dcr0); p=$(testdev_prop "$td" ptcr0)
+	[ $((${d:-0} & 0x28)) != 0 ] && [ $((${p:-0} & 0x80000000)) != 0 ] || return 1
+	echo "revision $rev, dcr0=$d, ptcr0=$p"
+}
+
+# _rx_csum_unnecessary: $DUT's qstats rx-csum-unnecessary (vmx's
+# checksum-verified frames, every queue); empty without qstats (kernels
+# before 6.10).
+_rx_csum_unnecessary() {
+	qstat_dev "$DUT" rx-csum-unnecessary 2>/dev/null
+}
+
+# _rx_inner_case TD NAME DIR: is this the transfer whose inner RX results
+# are checked? The noudpcsum VXLAN tunnel, peer->DUT, on a test device
+# (TD, nicN) that reports them (patch 0020: stat-rx-inner readable).
+_rx_inner_case() {
+	[ -n "$1" ] && [ "$2" = vxlan4789 ] && [ "$3" = in ] &&
+		testdev_stat "$1" rx-inner > /dev/null 2>&1
+}
+
+# _rx_inner_snap TD: "stat-rx-inner stat-rx-inner-bad rx-csum-unnecessary
+# inner_unused" now (rx-csum-unnecessary "-" without qstats)
+_rx_inner_snap() {
+	local ok
+	ok=$(_rx_csum_unnecessary)
+	echo "$(testdev_stat "$1" rx-inner) $(testdev_stat "$1" rx-inner-bad) ${ok:--} $(estat "$DUT" 'rx[0-9]+_inner_unused')"
+}
+
+# _rx_inner_check NAME BEFORE AFTER (_rx_inner_snap's words): the device
+# completed frames of the transfer with inner results and vmx used them:
+# the qstats rx-csum-unnecessary grew by at least 90% of stat-rx-inner
+# (6.10+ kernels) and no rx*_inner_unused (an outer checksum of 0: the
+# inner result is the frame's first checksum, vmx_rx_csum_inner takes it).
+_rx_inner_check() {
+	local name=$1 i0 b0 o0 u0 i1 b1 o1 u1 di
+	read -r i0 b0 o0 u0 <<< "$2"
+	read -r i1 b1 o1 u1 <<< "$3"
+	di=$((i1 - i0))
+	echo "$name in: test device stat-rx-inner +$di, stat-rx-inner-bad +$((b1 - b0)); vmx rx-csum-unnecessary $([ "$o0" = - ] || [ "$o1" = - ] && echo "(no qstats)" || echo "+$((o1 - o0))"), rx*_inner_unused +$((u1 - u0))"
+	[ "$di" -gt 0 ] ||
+		{ echo "no frame completed with inner results (does vmx set RXINNEROFLD?)"; return 1; }
+	if [ "$o0" != - ] && [ "$o1" != - ] &&
+	   [ $(((o1 - o0) * 10)) -lt $((di * 9)) ]; then
+		echo "rx-csum-unnecessary grew by less than 90% of stat-rx-inner's +$di: vmx did not use the inner results"
+		return 1
+	fi
+	[ "$u1" = "$u0" ] ||
+		{ echo "inner results passed up unused on a tunnel whose outer UDP checksum is 0"; return 1; }
+}
+
+# tunnel_case NAME KIND PORT CSUM OUTER6 INNER6 DIRS [MB]: a tunnel_up
+# tunnel (KIND PORT CSUM OUTER6) between $DUT and the peer, then for each
+# direction in DIRS (out: DUT->peer, in: peer->DUT) MB megabytes (default
+# 16) of TCP over it, inner IPv4 (INNER6 0: tcp_exact, byte-identical) or
+# IPv6 (1: iperf3, few retransmits; socat's TCP addresses are IPv4 ones).
+# Offload is expected when the headers up to the end of the inner TCP
+# header (timestamps included) fit one TX data ring entry (128 bytes
+# unless the device says more: the test device's txdata-size); otherwise
+# vmx must fall back to software GSO. Passes when every copy is exact, the
+# peer counted no TCP or UDP checksum error and, with offload expected,
+# vmx's tx*_tso_tunnel moved; on the test device also: none of the
+# device's stat-tunnel-bad (tunnel requests refused) and stat-violations
+# (strict mode) on this NIC, with offload expected its stat-tunnel-tso
+# moved (the device segmented) and, when DIRS has out, stat-tunnel-csum
+# (the DUT's handshake and FIN segments: inner checksum offload), without
+# offload expected stat-tunnel-tso unchanged; the inner RX results of the
+# VXLAN 4789 tunnel's (NAME vxlan4789) transfer in: _rx_inner_check.
+tunnel_case() {
+	local name=$1 kind=$2 port=$3 csum=$4 o6=$5 i6=$6 dirs=$7 mb=${8:-16}
+	local t0 c0 e0 s0 b0 k0 v0 t1 c1 e1 s1 b1 k1 v1 d dst=10.42.0.2 src=10.42.0.1
+	local IPERF_DST rev hl offload=1 ri0 td dsz=128
+	td=$(testdev_nic_of "$DUT" 2>/dev/null) || td=
+	[ -n "$td" ] && dsz=$(testdev_prop "$td" txdata-size) && dsz=${dsz:-128}
+	[ "$i6" = 1 ] && dst=fd42::2 src=fd42::1
+	# Ethernet, outer IP, UDP, VXLAN/Geneve, Ethernet, inner IP, TCP + TS
+	hl=$((14 + (o6 ? 40 : 20) + 8 + 8 + 14 + (i6 ? 40 : 20) + 32))
+	[ "$hl" -gt "$dsz" ] && offload=0
+	tunnel_up "$kind" "$port" "$csum" "$o6" || return 1
+	t0=$(estat "$DUT" 'tx[0-9]+_tso_tunnel') c0=$(estat "$DUT" 'tx[0-9]+_csum_tunnel') e0=$(peer_csum_errors)
+	if [ -n "$td" ]; then
+		s0=$(testdev_stat "$td" tunnel-tso) && b0=$(testdev_stat "$td" tunnel-bad) &&
+			k0=$(testdev_stat "$td" tunnel-csum) && v0=$(testdev_stat "$td" violations) || return 1
+	fi
+	for d in $dirs; do
+		ri0=
+		_rx_inner_case "$td" "$name" "$d" && { ri0=$(_rx_inner_snap "$td") || return 1; }
+		if [ "$i6" = 1 ]; then
+			# the peer's stack checks every TCP checksum
+			rev=()
+			[ "$d" = in ] && rev=(-R)
+			IPERF_DST=$dst iperf_check "${rev[@]}" || return 1
+		else
+			PEER_IP=$dst DUT_IP=$src tcp_exact "$d" "$mb" 5310 || return 1
+		fi
+		if [ -n "$ri0" ]; then
+			_rx_inner_check "$name" "$ri0" "$(_rx_inner_snap "$td")" || return 1
+		fi
+	done
+	t1=$(estat "$DUT" 'tx[0-9]+_tso_tunnel') c1=$(estat "$DUT" 'tx[0-9]+_csum_tunnel') e1=$(peer_csum_errors)
+	echo "$name: headers $hl bytes, data ring entry $dsz: offload expected: $offload"
+	echo "$name: tx_tso_tunnel +$((t1 - t0)), tx_csum_tunnel +$((c1 - c0)), peer TCP/UDP checksum errors +$((e1 - e0))"
+	[ "$e1" = "$e0" ] || return 1
+	if [ -n "$td" ]; then
+		s1=$(testdev_stat "$td" tunnel-tso) && b1=$(testdev_stat "$td" tunnel-bad) &&
+			k1=$(testdev_stat "$td" tunnel-csum) && v1=$(testdev_stat "$td" violations) || return 1
+		echo "test device $td: stat-tunnel-tso +$((s1 - s0)), stat-tunnel-csum +$((k1 - k0)), stat-tunnel-bad +$((b1 - b0)), stat-violations +$((v1 - v0)), segments $(testdev_stat "$td" tunnel-segments)"
+		[ "$v1" = "$v0" ] ||
+			{ echo "strict violations: $(testdev_nic_violations "$td")"; return 1; }
+		[ "$b1" = "$b0" ] || return 1
+		if [ "$offload" = 1 ]; then
+			[ "$s1" != "$s0" ] || { echo "the device segmented nothing"; return 1; }
+			[[ " $dirs " != *" out "* ]] || [ "$k1" != "$k0" ] ||
+				{ echo "no inner checksum request reached the device"; return 1; }
+		else
+			[ "$s1" = "$s0" ] || return 1
+		fi
+	fi
+	if [ "$offload" = 1 ]; then
+		[ "$((t1 - t0))" -gt 0 ]
+	elif [ -n "$td" ]; then
+		# the driver's software fallback: nothing posted as tunnel TSO
+		[ "$t1" = "$t0" ]
+	fi
+}
