@@ -47,7 +47,8 @@
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
-#             RX out of order (tdev_ooo.sh)
+#             RX out of order (tdev_ooo.sh); tunnel TSO in offload mode 1 at
+#             revisions 4 and 6, MTU 9190 from 6 (tdev_revtraffic.sh)
 #   tdevpm    6.12, the test device at revision 9, the guest's root in RAM
 #             and a swap disk (vm.sh --swap): suspend.sh: suspend (mem,
 #             freeze) and hibernation in pm_test mode, then two real
@@ -282,7 +283,7 @@ G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 TDEV_REV_NICS="--nic vmxnet3t:max-revision=1 --nic vmxnet3t:max-revision=3 --nic vmxnet3t:max-revision=4 --nic vmxnet3t:max-revision=6 --nic vmxnet3t:max-revision=7,dcr0=0x10203 --nic vmxnet3t:max-revision=9,link-speed=25000"
 G_KERNEL[tdevrev]=6.12
 G_OPTS[tdevrev]="$TDEV_REV_NICS --nic vmxnet3t:max-revision=9,dcr0=0x10203,ptcr0=0x80000000,disabled-offloads=3 --nic vmxnet3t:max-revision=6,max-tx-queues=4,max-rx-queues=4 --nic vmxnet3t:max-revision=9,update-rx-prod=on,rxdata-size=256 --nic vmxnet3t:dcr0=0x20000,ptcr0=0x20000,ooo-rx=on --nic virtio --smp 4"
-G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh fidelity.sh"
+G_TESTS[tdevrev]="revisions.sh tdev_queues.sh tdev_ooo.sh tdev_revtraffic.sh fidelity.sh"
 G_ENV[tdevrev]="VMX_MODE=msix testdev monitor;VMX_FIDELITY_DRIVERS=vmx"
 # The in-tree vmxnet3 on one test-device NIC per revision (1, 3, 4, 6, 7,
 # 9), then vmx on 4 and 6, each with fidelity.sh's traffic mix: every

@@ -10,7 +10,8 @@
 # ESXi, or an in-tree defect, written down in tools/testdev/README.md) but
 # does not fail the test: the in-tree driver is not the one under test.
 # Then vmx carries the same mix on the revision 4 and 6 NICs, whose
-# tunnel encoding (offload mode 1) no other test sends traffic through:
+# tunnel encoding (offload mode 1) differs from revision 7+ (checked byte
+# for byte, with the device's tunnel counters, by tdev_revtraffic.sh):
 # every part must work, and its violation counts are printed the same way.
 # VMX_FIDELITY_DRIVERS (default "vmxnet3 vmx") picks the halves: group
 # tdevrev (make test) runs vmx's, group tdevfid (make test-extra) both.

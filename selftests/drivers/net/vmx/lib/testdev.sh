@@ -156,6 +156,19 @@ testdev_stat() {
 	echo "$out"
 }
 
+# testdev_queue_sum NIC STAT N: a per-queue counter of the test device
+# added up over queues 0..N-1 (STAT without the queue number:
+# testdev_queue_sum eth3 tx-bytes-queue 4 reads stat-tx-bytes-queue0..3);
+# fails when one cannot be read.
+testdev_queue_sum() {
+	local q v s=0
+	for ((q = 0; q < $3; q++)); do
+		v=$(testdev_stat "$1" "$2$q") || return 1
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
 # testdev_set NIC PROP VALUE: qom-set a property of a test-device NIC, e.g.
 # testdev_set nic1 fault link-flap (NIC as for testdev_stat).
 testdev_set() {
