@@ -11,6 +11,7 @@
 #   VMX_DRIVER_NAME  name the driver registers under /sys/bus/pci/drivers
 #                    (default: the same as VMX_DRIVER).
 #   VMX_PROJECT      project top dir (default: four levels above this file).
+#   VMX_KO           the vmx.ko to load (default: see vmx_ko_path).
 #
 # Topology (tools/vm.sh --nic vmxnet3 --nic vmxnet3 --nic virtio, or --tap):
 # DUT is the first interface bound to the driver under test (DUT2 the second,
@@ -27,9 +28,11 @@
 # diagnostics are "# ..." lines. vmx_done exits 0 when nothing failed, 1 when
 # something failed, 4 (kselftest skip) when every subtest was skipped.
 #
-# This file holds the settings, the test's start (TAP header, the check
-# that it runs in a guest), TAP output and checks, waiting, vmx_setup and
-# the test's end (vmx_done). It sources the helpers, one file per topic:
+# This file holds the test's start (TAP header, the check that it runs in
+# a guest), TAP output and checks, vmx_setup and the test's end
+# (vmx_done). It sources the helpers, one file per topic:
+#   lib/base.sh      the settings (project, driver, netns, addresses) and
+#                    waiting (wait_for, scaled)
 #   lib/log.sh       kernel log: the lines that fail a test, the check of
 #                    the test's slice of the log, what the test declares it
 #                    causes ("# vmx-expects"), kmemleak (debug kernel)
@@ -47,6 +50,9 @@
 #   lib/faultinj.sh  fault injection aimed at vmx's code (failslab,
 #                    fail_page_alloc: the debug kernel)
 # XDP's helpers are in xdp_lib.sh, which XDP tests source after this file.
+# The guest scripts that are not tests (tools/demo.sh --guest,
+# tools/bench-guest.sh) source lib/tool.sh instead: the same helpers
+# without a TAP test.
 
 set -u
 
@@ -54,24 +60,10 @@ KSFT_PASS=0
 KSFT_FAIL=1
 KSFT_SKIP=4
 
-VMX_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-VMX_PROJECT=${VMX_PROJECT:-$(cd "$VMX_LIB_DIR/../../../.." && pwd)}
-VMX_DRIVER=${VMX_DRIVER:-vmx}
-VMX_DRIVER_NAME=${VMX_DRIVER_NAME:-$VMX_DRIVER}
+# the settings and waiting, shared with the guest tools (lib/tool.sh)
+# shellcheck source=lib/base.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/base.sh"
 VMX_TEST=${VMX_TEST:-$(basename "$0" .sh)}
-
-PEER_NS=peer
-DUT_IP=10.99.0.1
-PEER_IP=10.99.0.2
-DUT_IP6=fd99::1
-PEER_IP6=fd99::2
-# A unicast MAC/IP nobody owns, for filter tests.
-FOREIGN_IP=10.99.0.77
-FOREIGN_MAC=02:00:00:00:00:77
-
-DUT=
-DUT2=
-PEER=
 
 # ------------------------------------------------------------ kernel log
 # (before anything else: tools/guest-suite.sh sources lib.sh with
@@ -195,23 +187,6 @@ bail() {
 	fail "${2:-setup}" "$1"
 	vmx_done
 }
-
-# ------------------------------------------------------------ waiting
-
-# wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
-wait_for() {
-	local end=$(( ${EPOCHREALTIME/./} / 1000 + $1 * 1000 ))
-	shift
-	while ! "$@"; do
-		[ $(( ${EPOCHREALTIME/./} / 1000 )) -lt $end ] || return 1
-		sleep 0.1
-	done
-}
-
-# scaled SECS: SECS times the group's VMX_TIMEOUT_SCALE (3 on the debug
-# kernel, where everything, a Python start included, takes about 4x as
-# long): for the idle timeout of a receiver started before its sender.
-scaled() { echo $(($1 * ${VMX_TIMEOUT_SCALE:-1})); }
 
 # ------------------------------------------------------------ setup
 

@@ -77,6 +77,9 @@ xdp_native() {
 		{ echo "attached program is ${st[2]}, want $2"; return 1; }
 }
 
+# xdp_attached IF: a program is attached, in any mode.
+xdp_attached() { [ "$(xdp_state "$1" | cut -d' ' -f1)" != none ]; }
+
 # xdp_none IF: no program attached.
 xdp_none() {
 	local st
@@ -193,10 +196,12 @@ bench_ready() {
 # bench_run SECS MODE ARGS...: "xdp-bench ARGS -i 1" on $DUT; once its
 # program shows up in MODE (drv|skb), pktgen (see pktgen_setup) sends for
 # SECS seconds; then xdp-bench gets SIGINT and must detach. Leaves counter
-# snapshots in $BENCH.{dut,dut2,peer}{0,1}, the frames sent in BENCH_SENT
-# and xdp-bench's output in $BENCH.out.
+# snapshots in $BENCH.{dut,dut2,peer}{0,1}, the frames sent in BENCH_SENT,
+# how long pktgen sent in BENCH_USECS (microseconds, from its start to its
+# stop) and xdp-bench's output in $BENCH.out.
 BENCH=
 BENCH_SENT=0
+BENCH_USECS=0
 # ip_in: IPv4 packets the stack of this netns took in (Ip InReceives) as a
 # snap line. rx_packets counts every frame received, XDP or not; this
 # tells which reached the stack.
@@ -216,9 +221,11 @@ bench_run() {
 	fi
 	{ snap "$DUT"; ip_in; } >"$BENCH.dut0"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut20"
 	peer_snap >"$BENCH.peer0"
+	BENCH_USECS=${EPOCHREALTIME/./}
 	pktgen_start
 	sleep "$secs"
 	pktgen_stop
+	BENCH_USECS=$((${EPOCHREALTIME/./} - BENCH_USECS))
 	sleep 1
 	{ snap "$DUT"; ip_in; } >"$BENCH.dut1"; [ -z "$DUT2" ] || snap "$DUT2" >"$BENCH.dut21"
 	peer_snap >"$BENCH.peer1"

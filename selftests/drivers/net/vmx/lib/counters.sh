@@ -43,9 +43,19 @@ snap() {
 	for f in /sys/class/net/"$1"/statistics/*; do
 		read -r v < "$f" && echo "link_${f##*/} $v"
 	done
-	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && ($NF == d || index($NF, d "-") == 1) {
+	irq_counts irq_ "$1"
+}
+
+# irq_counts PREFIX NAME...: "PREFIX<vector> COUNT" for every interrupt
+# vector named NAME or NAME-<suffix> (eth0, eth0-rxtx-0, virtio3-input.0),
+# COUNT summed over the CPUs, in /proc/interrupts order.
+irq_counts() {
+	local p=$1
+	shift
+	awk -v p="$p" -v names="$*" 'BEGIN { n = split(names, nm, " ") }
+		$1 ~ /^[0-9]+:$/ { for (j = 1; j <= n; j++) if ($NF == nm[j] || index($NF, nm[j] "-") == 1) {
 		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
-		print "irq_" $NF, s }' /proc/interrupts
+		print p $NF, s; break } }' /proc/interrupts
 }
 peer_snap() {
 	local f

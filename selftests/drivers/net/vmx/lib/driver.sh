@@ -4,9 +4,14 @@
 # it (DUT, DUT2), the device revision and capabilities it negotiated,
 # forced resets, and the kernel version.
 
+# vmx_ko_path: the vmx.ko dut_load loads: $VMX_KO when set (tools/demo.sh
+# and tools/bench.sh build only the top-level vmx.ko), else the one make
+# all-kernels built for the running kernel, else the top-level one.
 vmx_ko_path() {
 	local k="$VMX_PROJECT/build/$(uname -r)/vmx.ko"
-	if [ -f "$k" ]; then
+	if [ -n "${VMX_KO:-}" ]; then
+		echo "$VMX_KO"
+	elif [ -f "$k" ]; then
 		echo "$k"
 	else
 		echo "$VMX_PROJECT/vmx.ko"
@@ -33,6 +38,28 @@ vmxnet3_pci_devs() {
 		[ "$v" = 0x15ad ] && [ "$id" = 0x07b0 ] && echo "${d##*/}"
 	done
 	return 0
+}
+
+# nic_pci_devs: PCI addresses of every Ethernet controller (class
+# 0x020000), whatever its driver, in PCI order (tools/vm.sh's --nic order).
+nic_pci_devs() {
+	local d c
+	for d in /sys/bus/pci/devices/*; do
+		read -r c < "$d/class"
+		[ "$c" = 0x020000 ] && echo "${d##*/}"
+	done
+	return 0
+}
+
+# pci_ifname PCI-ADDR: the interface of that PCI device in this netns
+# (a virtio NIC's hangs one level deeper, under virtioN/); nothing and
+# status 1 when it has none (unbound, or moved to another netns).
+pci_ifname() {
+	local n
+	for n in "/sys/bus/pci/devices/$1/net/"* "/sys/bus/pci/devices/$1/"virtio*/net/*; do
+		[ -e "$n" ] && { echo "${n##*/}"; return 0; }
+	done
+	return 1
 }
 
 dut_load() {

@@ -24,16 +24,22 @@ wait_carrier() {
 
 _peer_in_ns() { ip -n "$PEER_NS" link show dev "$PEER" >/dev/null 2>&1; }
 
-# Find the virtio_net peer (moving back from a deleted netns takes a moment)
-# and move it into netns $PEER_NS.
+# peer_setup [IF]: find the virtio_net peer (moving back from a deleted
+# netns takes a moment), or take interface IF (tools/bench-guest.sh: the
+# generator, by PCI slot), move it into netns $PEER_NS as PEER and give it
+# PEER_IP/PEER_IP6.
 peer_setup() {
 	[ -d /sys/module/virtio_net ] || modprobe virtio_net || return 1
 	if [ -e "/run/netns/$PEER_NS" ]; then
 		ip netns del "$PEER_NS"
 	fi
-	wait_for 10 _count_is 1 ifaces_by_driver virtio_net ||
-		{ echo "no virtio_net interface for the peer"; return 1; }
-	PEER=$(ifaces_by_driver virtio_net | sed -n 1p)
+	if [ -n "${1:-}" ]; then
+		PEER=$1
+	else
+		wait_for 10 _count_is 1 ifaces_by_driver virtio_net ||
+			{ echo "no virtio_net interface for the peer"; return 1; }
+		PEER=$(ifaces_by_driver virtio_net | sed -n 1p)
+	fi
 	ip netns add "$PEER_NS" || return 1
 	ip link set "$PEER" netns "$PEER_NS" || return 1
 	wait_for 5 _peer_in_ns || return 1
