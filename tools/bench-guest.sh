@@ -28,6 +28,18 @@
 # guest read-only for this; 0 when it is not there).
 set -u
 OUT=${1:?usage: bench-guest.sh OUT.jsonl}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+# The selftests' library (lib/tool.sh: the tests' helpers without a TAP
+# test): loading a driver, interfaces by PCI slot, the generator's netns,
+# pktgen's start and stop, XDP state, interrupt counts, log ("bench: ...").
+# VMX_KO: this tree's vmx.ko, which tools/bench.sh just built
+# shellcheck disable=SC2034 # VMX_TOOL, VMX_KO: read by the library
+VMX_TOOL=bench VMX_KO=$TOP/vmx.ko
+# shellcheck source=../selftests/drivers/net/vmx/lib/tool.sh
+source "$TOP/selftests/drivers/net/vmx/lib/tool.sh" || exit 2
+# the generator (PEER of the library) in its netns, PEER_IP 10.99.0.2; the
+# DUT DUT_IP 10.99.0.1
+PEER_NS=hpeer
 
 # ======================================================================
 # Counting mode (BENCH_MODE=count, the default): exact per-packet costs.
@@ -78,7 +90,7 @@ count_main() {
 		log "sysctl for a quiet CPU 0 failed"
 	echo 2 > /proc/irq/default_smp_affinity
 	pin_irqs . 2
-	mapfile -t slots < <(pci_ifs)
+	mapfile -t slots < <(nic_pci_devs)
 	[ ${#slots[@]} -ge 3 ] || { log "need 3 NICs, found ${#slots[@]}"; exit 2; }
 	XSLOT_DUT=${slots[0]} XSLOT_DUT2=${slots[1]}
 	VSLOT_DUT=${slots[3]:-} VSLOT_DUT2=${slots[4]:-}
@@ -89,8 +101,8 @@ count_main() {
 	for s in $VSLOT_DUT $VSLOT_DUT2; do
 		virtio_bind unbind "$s"
 	done
-	hpeer_setup "$(ifname_of "${slots[2]}")"
-	GEN_MAC=$(ip netns exec hpeer cat /sys/class/net/gen/address)
+	peer_setup "$(pci_ifname "${slots[2]}")" >&2 || { log "no generator netns"; exit 2; }
+	GEN_MAC=$(peer_mac)
 	pin_irqs . 2
 	load=0
 	for drv in ${BENCH_ORDER:-vmx vmxnet3 virtio_net virtio_net vmxnet3 vmx}; do
@@ -106,11 +118,7 @@ count_main() {
 		count_unload "$drv"
 		sleep 0.5
 	done
-	if dmesg | grep -qE "WARNING:|BUG:|Oops"; then
-		log "kernel warnings during the benchmark:"
-		dmesg | grep -E -A5 "WARNING:|BUG:|Oops" >&2
-	fi
-	log "done"
+	bench_end
 }
 
 # vmx_mark: a marker with the next ID (in MARK_SEQ afterwards).
@@ -146,20 +154,20 @@ count_load() {
 		SLOT_DUT=$XSLOT_DUT SLOT_DUT2=$XSLOT_DUT2
 		driver_insert "$1"
 	fi
-	DUT=$(ifname_of "$SLOT_DUT")
-	DUT2=$(ifname_of "$SLOT_DUT2")
+	DUT=$(pci_ifname "$SLOT_DUT")
+	DUT2=$(pci_ifname "$SLOT_DUT2")
 	[ -n "$DUT" ] && [ -n "$DUT2" ] || return 1
 	# the names of the DUT's and DUT2's interrupts start with these
 	IRQ_NAMES="$DUT $DUT2"
 	[ "$1" = virtio_net ] && IRQ_NAMES="$(virtio_dev "$SLOT_DUT") $(virtio_dev "$SLOT_DUT2")"
-	ip addr add 10.99.0.1/24 dev "$DUT"
+	ip addr add "$DUT_IP/24" dev "$DUT"
 	ip link set "$DUT" up
 	ip link set "$DUT2" up
 	pin_irqs "$(irq_re)" 1
 	dut_carrier_macs
 	# static neighbour: no ARP in the counted windows
-	ip neigh replace 10.99.0.2 lladdr "$GEN_MAC" dev "$DUT" nud permanent
-	ip -n hpeer neigh replace 10.99.0.1 lladdr "$DUT_MAC" dev gen nud permanent
+	ip neigh replace "$PEER_IP" lladdr "$GEN_MAC" dev "$DUT" nud permanent
+	ip -n "$PEER_NS" neigh replace "$DUT_IP" lladdr "$DUT_MAC" dev "$PEER" nud permanent
 	# every memory BAR of both NICs as NIC:BAR:START-END (the plugin sees
 	# physical addresses): vmxnet3 BAR0, BAR1 and BAR2 (MSI-X), virtio
 	# BAR1 (MSI-X) and BAR4 (common, ISR, device and notify regions);
@@ -197,12 +205,8 @@ irq_re() {
 }
 
 # Interrupts per vector of the DUT and DUT2 as "name count" lines.
-count_irqs() {
-	awk -v names="$IRQ_NAMES" 'BEGIN { n = split(names, nm, " ") }
-		$1 ~ /^[0-9]+:$/ { for (j = 1; j <= n; j++) if ($NF == nm[j] || index($NF, nm[j] "-") == 1) {
-		s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i
-		print $NF, s; break } }' /proc/interrupts
-}
+# shellcheck disable=SC2086 # IRQ_NAMES: one name a word
+count_irqs() { irq_counts "" $IRQ_NAMES; }
 
 # Device-side receive drops (no buffer) of interface $1: vmx dev_rx_nobuf,
 # in-tree vmxnet3 "pkts rx OOB" (per queue).
@@ -236,11 +240,11 @@ irq_json() {
 count_warmup() {
 	local mac
 	for mac in "$DUT_MAC" "$DUT2_MAC"; do
-		count_pktgen gen kpktgend_1 "$mac" 64 64 0 ip netns exec hpeer
-		ip netns exec hpeer bash -c 'echo start > /proc/net/pktgen/pgctrl'
-		count_pktgen_sent gen kpktgend_1 ip netns exec hpeer >/dev/null
+		bench_pktgen "$PEER" kpktgend_1 "$DUT_IP" "$mac" 64 64 0 ip netns exec "$PEER_NS"
+		ip netns exec "$PEER_NS" bash -c 'echo start > /proc/net/pktgen/pgctrl'
+		bench_pktgen_sent "$PEER" kpktgend_1 ip netns exec "$PEER_NS" >/dev/null
 	done
-	ping -q -c 3 -i 0.2 10.99.0.2 >/dev/null 2>&1
+	ping -q -c 3 -i 0.2 "$PEER_IP" >/dev/null 2>&1
 	sleep 0.5
 }
 
@@ -252,14 +256,18 @@ count_idle() {
 	emit "{\"driver\":\"$1\",\"load\":$2,\"test\":\"idle\",\"mode\":\"-\",\"size\":0,\"packets\":0,\"mark0\":$a,\"mark1\":$b,\"secs\":$(secs_between "$t0" "$t1")}"
 }
 
-# count_pktgen IFACE THREAD DST_MAC SIZE COUNT PPS NETNS-CMD...: set up
-# pktgen thread THREAD to send COUNT packets from IFACE (outside the counted
-# window: each command here forks, and CPU 0 idles meanwhile).
-count_pktgen() {
-	local ifn=$1 thr=$2 mac=$3 size=$4 count=$5 pps=$6 delay=0 dst=10.99.0.2
-	shift 6
+# bench_pktgen IFACE THREAD DST DST_MAC SIZE COUNT PPS NETNS-CMD...: set
+# up pktgen thread THREAD to send COUNT packets (0: until stopped) of SIZE
+# bytes from IFACE to DST at DST_MAC, in bursts of 32 paced to PPS packets/s
+# (0: as fast as it goes); one process (NETNS-CMD: env, or ip netns exec
+# NS), outside the counted window: each command here forks, and CPU 0
+# idles meanwhile. The library's pg_setup and pktgen_setup send single
+# frames or bursts of 8 from thread 0; the benchmark keeps its generator
+# on CPU 1 and its pattern.
+bench_pktgen() {
+	local ifn=$1 thr=$2 dst=$3 mac=$4 size=$5 count=$6 pps=$7 delay=0
+	shift 7
 	[ "$pps" -gt 0 ] && delay=$((32 * 1000000000 / pps))
-	[ "$ifn" = gen ] && dst=10.99.0.1
 	"$@" bash -c "
 		p=/proc/net/pktgen/$ifn
 		echo rem_device_all > /proc/net/pktgen/$thr
@@ -271,8 +279,8 @@ count_pktgen() {
 		echo 'udp_dst_min 9' > \$p; echo 'udp_dst_max 9' > \$p"
 }
 
-# count_pktgen_sent IFACE THREAD NETNS-CMD...: packets sent; frees the thread.
-count_pktgen_sent() {
+# bench_pktgen_sent IFACE THREAD NETNS-CMD...: packets sent; frees the thread.
+bench_pktgen_sent() {
 	local ifn=$1 thr=$2
 	shift 2
 	"$@" bash -c "sed -n 's/.*pkts-sofar: *\([0-9]*\).*/\1/p' /proc/net/pktgen/$ifn | head -n1
@@ -293,21 +301,21 @@ count_tcp() {
 	local drv=$1 load=$2 dir=$4 mtu=$5 mb=${BENCH_TCP_MB:-20} a b t0 t1 rc rev=()
 	[ "$dir" = rx ] && rev=(-R)
 	ip link set "$DUT" mtu "$mtu"
-	ip -n hpeer link set gen mtu "$mtu"
-	ip netns exec hpeer iperf3 -s -D -1 -p 5311
+	ip -n "$PEER_NS" link set "$PEER" mtu "$mtu"
+	ip netns exec "$PEER_NS" iperf3 -s -D -1 -p 5311
 	sleep 0.5
 	count_irqs > /tmp/irq0
 	count_stats > /tmp/est0
 	vmx_mark; a=$MARK_SEQ; t0=$(date +%s.%N)
 	# -n: the client sends (tx) or, with -R, the server sends (rx) that much
-	timeout 60 iperf3 -c 10.99.0.2 -p 5311 -n "${mb}M" "${rev[@]}" >/tmp/iperf3.out 2>&1
+	timeout 60 iperf3 -c "$PEER_IP" -p 5311 -n "${mb}M" "${rev[@]}" >/tmp/iperf3.out 2>&1
 	rc=$?
 	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
 	count_irqs > /tmp/irq1
 	count_stats > /tmp/est1
 	[ $rc = 0 ] || { log "iperf3 ($dir, MTU $mtu) failed:"; sed 's/^/  /' /tmp/iperf3.out >&2; }
 	ip link set "$DUT" mtu 1500
-	ip -n hpeer link set gen mtu 1500
+	ip -n "$PEER_NS" link set "$PEER" mtu 1500
 	[ $rc = 0 ] || return 0
 	count_emit "$drv" "$load" tcp "$dir" "$mtu" $((mb * 1024)) 0 0 0 "$a" "$b" "$t0" "$t1"
 }
@@ -332,25 +340,25 @@ count_cell() { # driver load test mode size
 	count_irqs > /tmp/irq0
 	count_stats > /tmp/est0
 	oob0=$(count_oob "$rxif")
-	back0=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
+	back0=$(peer_link_stat rx_packets)
 	if [ "$t" = skb_tx ]; then
 		# the generator is the DUT's own pktgen thread on CPU 0
 		pg=("$DUT" kpktgend_0) pgns=(env)
-		count_pktgen "${pg[@]}" "$GEN_MAC" "$size" "$n" "$pps" "${pgns[@]}"
+		bench_pktgen "${pg[@]}" "$PEER_IP" "$GEN_MAC" "$size" "$n" "$pps" "${pgns[@]}"
 	else
-		pg=(gen kpktgend_1) pgns=(ip netns exec hpeer)
-		count_pktgen "${pg[@]}" "$rxmac" "$size" "$n" "$pps" "${pgns[@]}"
+		pg=("$PEER" kpktgend_1) pgns=(ip netns exec "$PEER_NS")
+		bench_pktgen "${pg[@]}" "$DUT_IP" "$rxmac" "$size" "$n" "$pps" "${pgns[@]}"
 	fi
 	vmx_mark; a=$MARK_SEQ; t0=$(date +%s.%N)
 	"${pgns[@]}" bash -c 'echo start > /proc/net/pktgen/pgctrl'
 	# let the last frames through the DUT (and back to the generator)
 	sleep 0.2
 	vmx_mark; b=$MARK_SEQ; t1=$(date +%s.%N)
-	sent=$(count_pktgen_sent "${pg[@]}" "${pgns[@]}")
+	sent=$(bench_pktgen_sent "${pg[@]}" "${pgns[@]}")
 	count_irqs > /tmp/irq1
 	count_stats > /tmp/est1
 	oob1=$(count_oob "$rxif")
-	back1=$(ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets)
+	back1=$(peer_link_stat rx_packets)
 	if [ -n "$pid" ]; then
 		xdp_stop "$pid"
 		case $t in tx|xdp_xmit) [ $(((back1 - back0) * 2)) -ge "${sent:-0}" ] ||
@@ -374,14 +382,11 @@ XDP_TESTS=${BENCH_XDP:-drop pass tx redirect-cpu}
 MODES=${BENCH_MODES:-native skb}
 EXTRA=${BENCH_EXTRA:-xdp_xmit skb_tx}
 LOAD=${BENCH_LOAD:-40000}
-TOP=$(cd "$(dirname "$0")/.." && pwd)
 # appended to: tools/bench.sh boots one guest per round
 touch "$OUT"
 FIRST=${BENCH_FIRST_ROUND:-1}
 # no udev in the test guest: bash process substitution needs /dev/fd
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-
-log() { echo "bench: $*" >&2; }
 
 # Host CPU time of QEMU's threads, read from the host's /proc (exported by
 # tools/bench.sh as the 9p tag "hostproc"): what a packet costs the host,
@@ -417,20 +422,22 @@ secs_between() { printf '%.6f' "$(echo "$2 - $1" | bc)"; }
 
 emit() { echo "$1" >> "$OUT"; }
 
+# bench_end: the kernel log lines that would fail a test (kernel_log_bad:
+# warnings, oopses, vmx's own trouble), each with the lines after it, then
+# "done". Not a verdict: the benchmark's result is its numbers.
+bench_end() {
+	local bad
+	bad=$(dmesg -r | kernel_log_bad)
+	if [ -n "$bad" ]; then
+		log "kernel warnings during the benchmark:"
+		dmesg | grep -F -A 12 -f <(printf '%s\n' "$bad" | head -n 5) | head -n 80 >&2
+	fi
+	log "done"
+}
+
 # PCI order: 0 tap vmxnet3, 1 tap virtio, 2 hub vmxnet3 (DUT), 3 hub vmxnet3
-# (second), 4 hub virtio (generator). Interfaces are found by PCI slot.
-pci_ifs() { # driver-independent: list "pciaddr" of every NIC in PCI order
-	for d in /sys/bus/pci/devices/*; do
-		c=$(cat "$d/class")
-		[ "$c" = 0x020000 ] && basename "$d"
-	done | sort
-}
-ifname_of() { # virtio NICs hang one level deeper, under virtioN/
-	local n
-	for n in "/sys/bus/pci/devices/$1/net/"* "/sys/bus/pci/devices/$1/"virtio*/net/*; do
-		[ -e "$n" ] && { echo "${n##*/}"; return; }
-	done
-}
+# (second), 4 hub virtio (generator). Interfaces are found by PCI slot
+# (nic_pci_devs, pci_ifname).
 # pin_irqs REGEX MASK: every interrupt whose name matches REGEX to CPUs MASK.
 pin_irqs() {
 	local irq
@@ -439,42 +446,23 @@ pin_irqs() {
 	done < <(awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d { sub(":", "", $1); print $1 }' /proc/interrupts)
 }
 
-# driver_insert DRIVER: load vmx (this tree's vmx.ko) or an in-tree module.
+# driver_insert DRIVER: load vmx (VMX_KO) or an in-tree module (dut_load),
+# then a second for its interfaces.
 driver_insert() {
-	case $1 in
-	vmx) insmod "$TOP/vmx.ko" ;;
-	*) modprobe "$1" ;;
-	esac
+	VMX_DRIVER=$1 dut_load >&2 || log "loading $1 failed"
 	sleep 1
-}
-
-# hpeer_setup IFACE: the generator NIC into netns hpeer as "gen", 10.99.0.2.
-hpeer_setup() {
-	ip netns add hpeer
-	ip link set "$1" netns hpeer
-	ip -n hpeer link set "$1" name gen
-	ip -n hpeer link set lo up
-	ip -n hpeer link set gen up
-	ip -n hpeer addr add 10.99.0.2/24 dev gen
 }
 
 # dut_carrier_macs: wait for the DUT's carrier; DUT_MAC, DUT2_MAC.
 dut_carrier_macs() {
-	for _ in $(seq 50); do
-		[ "$(cat "/sys/class/net/$DUT/carrier" 2>/dev/null)" = 1 ] && break
-		sleep 0.2
-	done
-	DUT_MAC=$(cat "/sys/class/net/$DUT/address")
-	DUT2_MAC=$(cat "/sys/class/net/$DUT2/address")
+	wait_carrier "$DUT" 10 >&2
+	DUT_MAC=$(mac_of "$DUT")
+	DUT2_MAC=$(mac_of "$DUT2")
 }
 
 # xdp_wait IF: until xdp-bench's program is on IF, and half a second more.
 xdp_wait() {
-	local i
-	for i in $(seq 100); do
-		ip link show "$1" | grep -q "xdp" && break
-		sleep 0.1
-	done
+	wait_for 10 xdp_attached "$1"
 	sleep 0.5
 }
 
@@ -494,36 +482,31 @@ if [ "${BENCH_MODE:-count}" = count ]; then
 	count_main
 	exit 0
 fi
-mapfile -t SLOTS < <(pci_ifs)
+mapfile -t SLOTS < <(nic_pci_devs)
 [ ${#SLOTS[@]} -ge 5 ] || { log "need 5 NICs, found ${#SLOTS[@]}"; exit 2; }
 
 modprobe virtio_net
 modprobe pktgen
 sleep 1
-GEN=$(ifname_of "${SLOTS[4]}")
-GEN_VIRTIO=
-for v in "/sys/bus/pci/devices/${SLOTS[4]}"/virtio*; do GEN_VIRTIO=${v##*/}; break; done
-TPEER=$(ifname_of "${SLOTS[1]}")
-ip link set "$GEN" up
-ip netns add peer
-ip link set "$TPEER" netns peer
-ip -n peer link set "$TPEER" name tpeer
-ip -n peer link set lo up
-ip -n peer link set tpeer mtu 9000 up
-ip -n peer addr add 10.98.0.2/24 dev tpeer
+GEN_VIRTIO=$(virtio_dev "${SLOTS[4]}")
+# the TCP peer on the tap backend in netns peer, 10.98.0.2
+TPEER=$(pci_ifname "${SLOTS[1]}")
+PEER_NS=peer PEER_IP=10.98.0.2 PEER_IP6=fd98::2 peer_setup "$TPEER" >&2 ||
+	{ log "no tap peer netns"; exit 2; }
+ip -n peer link set "$TPEER" mtu 9000
 # The generator also serves as the hub TCP peer, in its own netns.
-hpeer_setup "$GEN"
+peer_setup "$(pci_ifname "${SLOTS[4]}")" >&2 || { log "no generator netns"; exit 2; }
 
 
 load_driver() {
 	local i
 	driver_insert "$1"
-	TDUT=$(ifname_of "${SLOTS[0]}")
-	DUT=$(ifname_of "${SLOTS[2]}")
-	DUT2=$(ifname_of "${SLOTS[3]}")
+	TDUT=$(pci_ifname "${SLOTS[0]}")
+	DUT=$(pci_ifname "${SLOTS[2]}")
+	DUT2=$(pci_ifname "${SLOTS[3]}")
 	ip link set "$TDUT" mtu 9000 up
 	ip addr add 10.98.0.1/24 dev "$TDUT"
-	ip addr add 10.99.0.1/24 dev "$DUT"
+	ip addr add "$DUT_IP/24" dev "$DUT"
 	for i in ${BENCH_RING:+"$DUT" "$DUT2"}; do
 		ethtool -G "$i" rx "$BENCH_RING" || log "ethtool -G $i rx $BENCH_RING refused"
 	done
@@ -542,43 +525,8 @@ unload_driver() {
 	sleep 0.5
 }
 
-pg() { echo "$2" > "/proc/net/pktgen/$1"; }
-
-# pktgen from the generator (netns hpeer) until pg_stop: at full speed, or
-# paced to RATE packets/s (bursts of 32, one every 32/RATE seconds).
-pg_start() { # size dst_mac [rate]
-	local delay=0
-	[ -z "${3:-}" ] || delay=$((32 * 1000000000 / $3))
-	ip netns exec hpeer bash -c "
-		echo rem_device_all > /proc/net/pktgen/kpktgend_1
-		echo add_device gen > /proc/net/pktgen/kpktgend_1
-		p=/proc/net/pktgen/gen
-		echo 'count 0' > \$p; echo 'delay $delay' > \$p
-		echo 'clone_skb 1000' > \$p; echo 'burst 32' > \$p
-		echo 'pkt_size $(( $1 - 4 ))' > \$p
-		echo 'dst 10.99.0.1' > \$p; echo 'dst_mac $2' > \$p
-		echo 'udp_dst_min 9' > \$p; echo 'udp_dst_max 9' > \$p
-		echo start > /proc/net/pktgen/pgctrl" &
-	PG_PID=$!
-}
-
-pg_stop() { # the offered rate is measured by cell_snap
-	ip netns exec hpeer bash -c 'echo stop > /proc/net/pktgen/pgctrl'
-	wait "$PG_PID" 2>/dev/null
-}
-
-# Interrupts of interface $1 so far (every vector whose name contains it).
-irqs_of() {
-	awk -v d="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ d {
-		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' \
-		/proc/interrupts
-}
-
-# Frames the generator's NIC received so far (XDP_TX and redirected
-# frames come back to it).
-gen_rx() {
-	ip netns exec hpeer cat /sys/class/net/gen/statistics/rx_packets
-}
+# Interrupts of interface $1 so far (its vectors: $1, $1-rxtx-N...).
+irqs_of() { irq_counts "" "$1" | awk '{ n += $2 } END { print n + 0 }'; }
 
 # One XDP cell (the program runs on interface ifname). The program is attached before the traffic starts and
 # detached after it stopped: under multi-threaded TCG, re-targeting the XDP
@@ -593,9 +541,8 @@ XB_OUT=/tmp/xdp-bench.out
 # host-gen host-main host-all" now.
 cell_snap() {
 	local sent
-	sent=$(ip netns exec hpeer cat /proc/net/pktgen/gen |
-		sed -n 's/.*pkts-sofar: *\([0-9]*\).*/\1/p' | head -n1)
-	echo "$(date +%s%N) ${sent:-0} $(gen_rx) $(irqs_of "$DUT") $(awk '$1 == "cpu0" {
+	sent=$(pktgen_sent)
+	echo "$(date +%s%N) ${sent:-0} $(peer_link_stat rx_packets) $(irqs_of "$DUT") $(awk '$1 == "cpu0" {
 		print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat) $(host_snap)"
 }
 
@@ -610,7 +557,9 @@ xdp_cell() { # size dst_mac ifname command args...
 	stdbuf -oL xdp-bench "$@" -i 1 > "$XB_OUT" 2>&1 &
 	pid=$!
 	xdp_wait "$ifn"
-	pg_start "$size" "$mac" "${CELL_RATE:-}"
+	# from the generator, at full speed or paced to CELL_RATE packets/s
+	bench_pktgen "$PEER" kpktgend_1 "$DUT_IP" "$mac" "$size" 0 "${CELL_RATE:-0}" ip netns exec "$PEER_NS"
+	pktgen_start
 	sleep 1
 	l0=$(wc -l < "$XB_OUT"); a=$(cell_snap)
 	if [ -n "${BENCH_KEEP:-}" ]; then
@@ -628,7 +577,7 @@ xdp_cell() { # size dst_mac ifname command args...
 		grep -E 'eth|virtio' /proc/interrupts > /tmp/irq1
 		ethtool -S "$ifn" > /tmp/est1 2>/dev/null
 	fi
-	pg_stop
+	pktgen_stop
 	sleep 0.5
 	xdp_stop "$pid"
 	handled=$(sed -n "$((l0 + 1)),${l1}p" "$XB_OUT" | grep -E '^[^ ]' |
@@ -718,12 +667,7 @@ for round in $(seq "$FIRST" $((FIRST + ROUNDS - 1))); do
 		;; esac
 		# skb TX: pktgen on the DUT itself
 		case " $EXTRA " in *" skb_tx "*)
-		echo rem_device_all > /proc/net/pktgen/kpktgend_1
-		echo "add_device $DUT" > /proc/net/pktgen/kpktgend_1
-		pg "$DUT" "count 0"; pg "$DUT" "delay 0"; pg "$DUT" "clone_skb 1000"
-		pg "$DUT" "burst 32"; pg "$DUT" "pkt_size 60"
-		pg "$DUT" "dst 10.99.0.2"
-		pg "$DUT" "dst_mac $(ip netns exec hpeer cat /sys/class/net/gen/address)"
+		bench_pktgen "$DUT" kpktgend_1 "$PEER_IP" "$(peer_mac)" 64 0 0 env
 		echo start > /proc/net/pktgen/pgctrl &
 		sleep "$SECS"
 		echo stop > /proc/net/pktgen/pgctrl
@@ -736,20 +680,16 @@ for round in $(seq "$FIRST" $((FIRST + ROUNDS - 1))); do
 			for mtu in $MTUS; do
 				for dir in tx rx; do
 					d=""; [ $dir = rx ] && d=-R
-					m=$(tcp_cell hpeer 10.99.0.2 "$DUT" gen "$mtu" "$d")
+					m=$(tcp_cell "$PEER_NS" "$PEER_IP" "$DUT" "$PEER" "$mtu" "$d")
 					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"tcp_$dir\",\"mode\":\"hub\",\"size\":$mtu,\"mbit\":$m}"
-					m=$(tcp_cell peer 10.98.0.2 "$TDUT" tpeer "$mtu" "$d")
+					m=$(tcp_cell peer 10.98.0.2 "$TDUT" "$TPEER" "$mtu" "$d")
 					emit "{\"round\":$round,\"driver\":\"$drv\",\"test\":\"tcp_$dir\",\"mode\":\"tap\",\"size\":$mtu,\"mbit\":$m}"
 				done
 			done
 			ip link set "$DUT" mtu 1500
-			ip -n hpeer link set gen mtu 1500
+			ip -n "$PEER_NS" link set "$PEER" mtu 1500
 		fi
 		unload_driver "$drv"
 	done
 done
-if dmesg | grep -qE "WARNING:|BUG:|Oops"; then
-	log "kernel warnings during the benchmark:"
-	dmesg | grep -E -A5 "WARNING:|BUG:|Oops" >&2
-fi
-log "done"
+bench_end
