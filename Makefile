@@ -37,7 +37,7 @@
 #                        applied to a scratch copy (build/sabotage/NAME),
 #                        built, and the tests its header names run: every
 #                        one must fail (tools/sabotage/README.md; about
-#                        45 minutes for all of them when no one else waits
+#                        40 minutes for all of them when no one else waits
 #                        for the guest lock); SABOTAGE="a b" runs those
 
 SRC := $(CURDIR)
