@@ -14,8 +14,10 @@
  *   -s  with -b: the busy polls of rx/fwd MS milliseconds apart, each
  *       also a sendto() (see below)
  *
- * rx   print each frame received as "<len> <hex bytes>" on stdout;
- *      "xsk: received N" on stderr at the end
+ * rx   print each frame received as "<len> <hex bytes>" on stdout (the
+ *      lines of a batch written out at once); "xsk: received N" on stderr
+ *      at the end; ended by SIGINT/SIGTERM it still takes the frames
+ *      already on its RX ring
  * tx   send the frames given on stdin, one per line as "<hex>" or
  *      "<len> <hex>", wait for their completions; "xsk: sent N completed N"
  * fwd  l2fwd: swap the MACs of every frame received and send it back out
@@ -275,34 +277,55 @@ static unsigned int reap(int to_fill)
 	return n;
 }
 
+/* print and give back what the RX ring holds (up to BATCH); how many */
+static unsigned int rx_batch(void)
+{
+	unsigned int n, i, j, idx;
+	__u64 addrs[BATCH];
+
+	n = xsk_ring_cons__peek(&rx, BATCH, &idx);
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&rx, idx + i);
+		const unsigned char *p = xsk_umem__get_data(area, d->addr);
+
+		printf("%u ", d->len);
+		for (j = 0; j < d->len; j++)
+			printf("%02x", p[j]);
+		printf("\n");
+		addrs[i] = xsk_umem__extract_addr(d->addr);
+	}
+	if (n) {
+		xsk_ring_cons__release(&rx, n);
+		refill(addrs, n);
+		/* whole lines out per batch: a test may count them meanwhile */
+		fflush(stdout);
+	}
+	return n;
+}
+
 static int do_rx(unsigned int count, double end)
 {
-	unsigned int got = 0, n, i, j, idx;
-	__u64 addrs[BATCH];
+	unsigned int got = 0, n;
 
 	while (!stop && (!count || got < count) && now() < end) {
 		remap_check();
-		n = xsk_ring_cons__peek(&rx, BATCH, &idx);
+		n = rx_batch();
 		if (!n) {
 			if (sock_error())
 				break;
 			rx_wait();
 			continue;
 		}
-		for (i = 0; i < n; i++) {
-			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&rx, idx + i);
-			const unsigned char *p = xsk_umem__get_data(area, d->addr);
-
-			printf("%u ", d->len);
-			for (j = 0; j < d->len; j++)
-				printf("%02x", p[j]);
-			printf("\n");
-			addrs[i] = xsk_umem__extract_addr(d->addr);
-		}
-		xsk_ring_cons__release(&rx, n);
-		refill(addrs, n);
 		got += n;
 	}
+	/*
+	 * Ended by a signal: the frames already on the RX ring are still
+	 * taken (a test that stops the socket once the driver has
+	 * redirected every frame gets them all).
+	 */
+	if (stop)
+		while ((n = rx_batch()) > 0)
+			got += n;
 	fflush(stdout);
 	fprintf(stderr, "xsk: received %u\n", got);
 	return got >= count ? 0 : 1;
