@@ -192,24 +192,15 @@ check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
 # the device wrote between the driver's last poll and QUIESCE goes with the
 # old rings, and the link is quiet then (no test traffic; an unsolicited
 # ARP or IPv6 frame of the peer at most).
-dev_txrx() { # QUEUES
-	local q v rx=0 tx=0
-	for ((q = 0; q < $1; q++)); do
-		v=$(testdev_stat "$DUT" "stat-rx-queue$q") || break
-		rx=$((rx + v))
-		v=$(testdev_stat "$DUT" "stat-tx-queue$q") || break
-		tx=$((tx + v))
-	done
-	echo "$rx $tx"
-}
-if_txrx() { echo "$(cat /sys/class/net/"$DUT"/statistics/rx_packets) $(cat /sys/class/net/"$DUT"/statistics/tx_packets)"; }
 act_reconf() {
-	local c0 c1 out d0 d1 i0 i1 d0r d0t d1r d1t i0r i0t i1r i1t
+	local c0 c1 out d0r d0t d1r d1t i0r i0t i1r i1t
 	local -a cmd
 	c0=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
 	if [ "${c0:-1}" -ge 2 ]; then cmd=(ethtool -L "$DUT" combined 1); else cmd=(ethtool -G "$DUT" rx 256); fi
 	wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
-	d0=$(dev_txrx "$c0"); i0=$(if_txrx)
+	d0r=$(testdev_queue_sum "$DUT" rx-queue "$c0") && d0t=$(testdev_queue_sum "$DUT" tx-queue "$c0") || return 1
+	read -r i0r < /sys/class/net/"$DUT"/statistics/rx_packets
+	read -r i0t < /sys/class/net/"$DUT"/statistics/tx_packets
 	testdev_set "$NIC" fault activate-refused || return 1
 	if out=$("${cmd[@]}" 2>&1); then
 		echo "${cmd[*]}: accepted with the ACTIVATE refused"
@@ -228,9 +219,9 @@ act_reconf() {
 	resumes || return 1
 	wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
 	sleep 0.5
-	d1=$(dev_txrx "$c0"); i1=$(if_txrx)
-	read -r d0r d0t <<<"$d0"; read -r d1r d1t <<<"$d1"
-	read -r i0r i0t <<<"$i0"; read -r i1r i1t <<<"$i1"
+	d1r=$(testdev_queue_sum "$DUT" rx-queue "$c0") && d1t=$(testdev_queue_sum "$DUT" tx-queue "$c0") || return 1
+	read -r i1r < /sys/class/net/"$DUT"/statistics/rx_packets
+	read -r i1t < /sys/class/net/"$DUT"/statistics/tx_packets
 	echo "RX: device delivered +$((d1r - d0r)), interface counted +$((i1r - i0r)); TX: device sent +$((d1t - d0t)), interface counted +$((i1t - i0t))"
 	[ $((i1t - i0t)) = $((d1t - d0t)) ] &&
 		[ $((d1r - d0r - (i1r - i0r))) -ge 0 ] && [ $((d1r - d0r - (i1r - i0r))) -le 2 ]
@@ -246,14 +237,9 @@ done
 # dev_frames: "RX TX": the frames the device received and sent without
 # error on every queue of $DUT (stat-rx-queueN, stat-tx-queueN).
 dev_frames() {
-	local q rx=0 tx=0 v nq=0
+	local q rx tx nq=0
 	for q in /sys/class/net/"$DUT"/queues/rx-*; do nq=$((nq + 1)); done
-	for ((q = 0; q < nq; q++)); do
-		v=$(testdev_stat "$DUT" "stat-rx-queue$q") || return 1
-		rx=$((rx + v))
-		v=$(testdev_stat "$DUT" "stat-tx-queue$q") || return 1
-		tx=$((tx + v))
-	done
+	rx=$(testdev_queue_sum "$DUT" rx-queue $nq) && tx=$(testdev_queue_sum "$DUT" tx-queue $nq) || return 1
 	echo "$rx $tx"
 }
 

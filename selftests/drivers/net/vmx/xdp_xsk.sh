@@ -756,30 +756,40 @@ q1_fwd() {
 	return $rc
 }
 
+# both_flows FN: FN Q run for queues 0 and 1 at the same time, each from
+# its flow's source address (PEER_IP=FLOW_SRC[Q]); then each one's output,
+# and both queues' sockets ended (xskq_end). Fails if either failed.
+both_flows() {
+	local q rc=0
+	local -a pids=()
+	for q in 0 1; do
+		PEER_IP=${FLOW_SRC[q]} "$1" $q >"$VMX_TMP/flow$q.log" 2>&1 &
+		pids+=($!)
+	done
+	for q in 0 1; do
+		echo "the flow from ${FLOW_SRC[q]} (queue $q):"
+		wait "${pids[q]}" || { echo "  its peer side failed"; rc=1; }
+		cat "$VMX_TMP/flow$q.log"
+	done
+	for q in 0 1; do
+		xskq_end $q || rc=1
+	done
+	return $rc
+}
+
 # two_rx: zero-copy sockets on queues 0 and 1 at once, the peer sending
 # N frames on each one's flow (rss_flows) at the same time: each socket
 # gets exactly its flow's frames, byte for byte; per queue the driver
 # redirected N and the device delivered N; the peer sent 2N.
 two_rx() {
 	local rc=0 s0=$VMX_TMP/qs0 s1=$VMX_TMP/qs1 p0 p1 q
-	local -a pids=()
 	rss_flows || return 1
 	xskq_start 0 -m zc -n $N "$DUT" 0 rx || return 1
 	xskq_start 1 -m zc -n $N "$DUT" 1 rx || return 1
 	qsnap "$s0" || return 1
 	p0=$(peer_tx)
-	for q in 0 1; do
-		PEER_IP=${FLOW_SRC[q]} peer_send $XDP_PORT_XSK $N "$VMX_TMP/flow$q.sent" \
-			>"$VMX_TMP/flow$q.log" 2>&1 &
-		pids+=($!)
-	done
-	for q in 0 1; do
-		wait "${pids[q]}" || { echo "the peer's sender from ${FLOW_SRC[q]} failed:"; rc=1; }
-		cat "$VMX_TMP/flow$q.log"
-	done
-	for q in 0 1; do
-		xskq_end $q || rc=1
-	done
+	_send_q() { peer_send $XDP_PORT_XSK $N "$VMX_TMP/flow$1.sent"; }
+	both_flows _send_q || rc=1
 	qsnap "$s1" || return 1
 	p1=$(peer_tx)
 	qshow "$s0" "$s1"
@@ -800,25 +810,13 @@ two_rx() {
 # device count N in and N out through that queue's XDP TX queue.
 two_fwd() {
 	local rc=0 s0=$VMX_TMP/qs0 s1=$VMX_TMP/qs1 q
-	local -a pids=()
 	rss_flows || return 1
 	for q in 0 1; do
 		xskq_start $q -m zc -n $N "$DUT" $q fwd || return 1
 	done
 	qsnap "$s0" || return 1
-	for q in 0 1; do
-		PEER_IP=${FLOW_SRC[q]} peer_bounce $XDP_PORT_XSK $N swap \
-			>"$VMX_TMP/flow$q.log" 2>&1 &
-		pids+=($!)
-	done
-	for q in 0 1; do
-		wait "${pids[q]}" || rc=1
-		echo "the flow from ${FLOW_SRC[q]} (queue $q):"
-		cat "$VMX_TMP/flow$q.log"
-	done
-	for q in 0 1; do
-		xskq_end $q || rc=1
-	done
+	_bounce_q() { peer_bounce $XDP_PORT_XSK $N swap; }
+	both_flows _bounce_q || rc=1
 	qsnap "$s1" || return 1
 	qshow "$s0" "$s1"
 	for q in 0 1; do

@@ -193,17 +193,16 @@ _vmx_if_errors() {
 	return 0
 }
 
-# _vmx_netns_errors: for the driver's interfaces moved into a named netns
-# (only looked for when fewer interfaces are visible here than PCI
-# devices bound to the driver), _vmx_if_errors run in that netns; prints
+# _vmx_netns_errors VISIBLE: for the driver's interfaces moved into a
+# named netns (only looked for when fewer than the PCI devices bound to
+# the driver are VISIBLE here), _vmx_if_errors run in that netns; prints
 # its lines and then "= TIMEOUTS RESETS BAD IF" per interface.
 _vmx_netns_errors() {
-	local d ns n=0 v=0
+	local d ns n=0
 	for d in /sys/bus/pci/drivers/"$VMX_DRIVER_NAME"/0000:*; do
 		[ -e "$d" ] && n=$((n + 1))
 	done
-	for d in $(dut_ifaces); do v=$((v + 1)); done
-	[ "$n" -gt "$v" ] || return 0
+	[ "$n" -gt "$1" ] || return 0
 	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
 		# shellcheck disable=SC2016 # expanded in the netns's shell
 		ip netns exec "$ns" bash -c "VMX_DRIVER=$VMX_DRIVER
@@ -229,7 +228,7 @@ _vmx_netns_errors() {
 # not every later one. Prints every non-zero error counter and, on
 # failure, why; marks the instance checked. Returns 1 on failure.
 _vmx_instance_check() {
-	local ifc n i line rc=0 ur=0 ub=0 to=0
+	local ifc n i line rc=0 ur=0 ub=0 to=0 v=0
 	local -a fr=() ns=()
 	local -A forced=()
 	_vmx_err_state
@@ -247,8 +246,9 @@ _vmx_instance_check() {
 	for ifc in $(dut_ifaces); do
 		_vmx_if_errors "$ifc"
 		_acc "$ifc"
+		v=$((v + 1))
 	done
-	mapfile -t ns < <(_vmx_netns_errors)
+	mapfile -t ns < <(_vmx_netns_errors "$v")
 	for line in "${ns[@]}"; do
 		case $line in
 		"= "*) read -r _ _ie_to _ie_resets _ie_bad ifc <<<"$line"
