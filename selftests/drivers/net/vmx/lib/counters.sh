@@ -149,10 +149,8 @@ qstats_totals() {
 # Shell builtins but one ethtool per interface: this runs before every
 # unload, hundreds of times a run under TCG, where a fork costs tens of ms.
 
-# Bounds from the test's header, read once (a bound the log check refuses
-# counts as none here: the log check fails the test for it).
-_VMX_RESETS_BOUND=$(vmx_resets_bound 2>/dev/null) || _VMX_RESETS_BOUND=0
-_VMX_BAD_BOUND=$(vmx_bad_desc_bound 2>/dev/null) || _VMX_BAD_BOUND=0
+# The bounds are lib/log.sh's _VMX_RESETS_BOUND and _VMX_BAD_BOUND (the
+# test's header, read once).
 
 _vmx_err_state() {
 	_es_unloads=0 _es_checked=0 _es_resets=0 _es_bad=0 _es_forced=0

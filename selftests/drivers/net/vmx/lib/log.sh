@@ -104,7 +104,7 @@ dmesg_since_start() {
 
 # vmx_expects WORD: the test declares, in a "# vmx-expects: WORD..." header
 # line, that WORD happens on purpose (guest-suite.sh reads "violations"
-# itself; resets need a bound: vmx_resets_bound).
+# itself; resets need a bound: _VMX_RESETS_BOUND).
 vmx_expects() {
 	grep -qE "^# vmx-expects:(.*[[:space:]])?$1([[:space:]]|\$)" "$0" 2>/dev/null
 }
@@ -129,26 +129,21 @@ _vmx_header_bound() {
 	echo "$n"
 }
 
-# _vmx_resets_header: N of the test's "# vmx-expects: resets<=N".
-_vmx_resets_header() { _vmx_header_bound resets; }
-
-# vmx_bad_desc_bound: the bad completions (ethtool -S rxN/txN/xdptxN_bad_desc,
-# summed over the test's driver instances) the header's "# vmx-expects:
-# bad_desc<=N" allows, times VMX_TIMEOUT_SCALE as resets<=N.
-vmx_bad_desc_bound() {
-	local n
-	n=$(_vmx_header_bound bad_desc) || { echo "$n"; return 1; }
-	echo $((n * ${VMX_TIMEOUT_SCALE:-1}))
-}
-
-# vmx_resets_bound: the resets the header allows, N times the group's
-# VMX_TIMEOUT_SCALE (3 on the debug kernel), as the test's timeout: resets
-# caused by traffic that runs for a time grow with the time it runs.
-vmx_resets_bound() {
-	local n
-	n=$(_vmx_resets_header) || { echo "$n"; return 1; }
-	echo $((n * ${VMX_TIMEOUT_SCALE:-1}))
-}
+# The test's bounds, read from its header once, when the library is
+# sourced (each read is a sed over the test; the log check and every
+# check before an unload use them): N as written (_VMX_RESETS_N,
+# _VMX_BAD_N) and N times the group's VMX_TIMEOUT_SCALE (3 on the debug
+# kernel), as the test's timeout: resets and bad completions caused by
+# traffic that runs for a time grow with the time it runs. A bound the
+# header gets wrong counts as 0 and its message is kept (_VMX_RESETS_ERR,
+# _VMX_BAD_ERR): the log check fails the test with it.
+_VMX_RESETS_ERR='' _VMX_BAD_ERR=''
+_VMX_RESETS_N=$(_vmx_header_bound resets) ||
+	{ _VMX_RESETS_ERR=$_VMX_RESETS_N; _VMX_RESETS_N=0; }
+_VMX_BAD_N=$(_vmx_header_bound bad_desc) ||
+	{ _VMX_BAD_ERR=$_VMX_BAD_N; _VMX_BAD_N=0; }
+_VMX_RESETS_BOUND=$((_VMX_RESETS_N * ${VMX_TIMEOUT_SCALE:-1}))
+_VMX_BAD_BOUND=$((_VMX_BAD_N * ${VMX_TIMEOUT_SCALE:-1}))
 
 # Resets forced with dut_forced_reset in this test (each allows one).
 _vmx_forced_resets() {
@@ -161,10 +156,9 @@ _vmx_forced_resets() {
 # one alternative each; "resetting the device" while resets are allowed,
 # their number is checked by _vmx_log_verdict); empty: none.
 _vmx_log_allowed() {
-	local a b
+	local a
 	a=$(sed -n 's/^# vmx-expects-log: *\(.*[^[:space:]]\)[[:space:]]*$/(\1)/p' "$0" 2>/dev/null | paste -sd'|')
-	b=$(vmx_resets_bound 2>/dev/null) || b=0
-	[ $((b + $(_vmx_forced_resets))) -gt 0 ] && a="${a:+$a|}resetting the device"
+	[ $((_VMX_RESETS_BOUND + $(_vmx_forced_resets))) -gt 0 ] && a="${a:+$a|}resetting the device"
 	echo "$a"
 }
 
@@ -175,7 +169,10 @@ _vmx_log_allowed() {
 _vmx_log_verdict() {
 	local slice bound forced n out why
 	slice=$(cat)
-	bound=$(vmx_resets_bound) || { echo "$bound"; return 1; }
+	for out in "$_VMX_RESETS_ERR" "$_VMX_BAD_ERR"; do
+		[ -z "$out" ] || { echo "$out"; return 1; }
+	done
+	bound=$_VMX_RESETS_BOUND
 	forced=$(_vmx_forced_resets)
 	n=$(printf '%s\n' "$slice" | sed -E 's/^<[0-9]+>\[[^]]*\] ?//' |
 		grep -cE "^$(_vmx_drv_prefix)resetting the device\$")
@@ -183,7 +180,7 @@ _vmx_log_verdict() {
 	if [ "$n" -gt $((bound + forced)) ]; then
 		why="$forced forced with dut_forced_reset"
 		[ "$bound" = 0 ] ||
-			why+=", $bound by vmx-expects: resets<=$(_vmx_resets_header) times VMX_TIMEOUT_SCALE ${VMX_TIMEOUT_SCALE:-1}"
+			why+=", $bound by vmx-expects: resets<=$_VMX_RESETS_N times VMX_TIMEOUT_SCALE ${VMX_TIMEOUT_SCALE:-1}"
 		# first: the kernel_log_check shows only the first 20 lines
 		out="$n 'resetting the device' lines, more than the $((bound + forced)) allowed ($why)${out:+$'\n'$out}"
 	fi
