@@ -5,8 +5,11 @@
 # a doorbell) and intr-min-gap-us (interrupts of one vector held apart).
 # The XDP TX queues' own completion vector fires and every bounced frame
 # is reclaimed (their senders find nothing completed on the doorbell any
-# more); under iperf3 load BQL's in-flight bytes drain to 0 and every
-# queue stop was followed by a wake (no lost wake-up: traffic goes on);
+# more); under an XDP_TX flood spread over the RX queues by RSS each RX
+# queue's frames leave through its own XDP TX queue (the device's
+# per-queue counts agree with the driver's); under iperf3 load BQL's
+# in-flight bytes drain to 0 and every queue stop was followed by a wake
+# (no lost wake-up: traffic goes on);
 # the driver's and the device's counters agree; ping right after
 # detaching xdp_drop (a buffer layout switch) loses nothing, again and
 # again.
@@ -70,51 +73,93 @@ xdp_reclaimed() {
 		{ echo "the XDP TX completion vector never fired"; rc=1; }
 	return $rc
 }
-# xdp_tx_dev: frames the device sent from the XDP TX queues (queue
-# indices after the stack's: stat-tx-queueN for N = combined .. +xdptx).
-xdp_tx_dev() {
-	local q n x s=0
-	n=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
-	x=$(ethtool -S "$DUT" | grep -cE '^ *xdptx[0-9]+_packets:')
-	for ((q = n; q < n + x; q++)); do
-		s=$((s + $(testdev_stat "$DUT" "stat-tx-queue$q")))
+# xdp_td_snap: the device's per-queue counters the flood reads, as
+# snap lines: td_rxQ (frames it delivered to RX queue Q, stat-rx-queueQ)
+# for the NQ stack queues, td_xdptxX (frames it sent from XDP TX queue X:
+# its TX queue NQ + X, after the stack's, stat-tx-queueN) for the NX XDP
+# TX queues. NQ and NX are set by xdp_flood.
+xdp_td_snap() {
+	local q v
+	for ((q = 0; q < NQ; q++)); do
+		v=$(testdev_stat "$DUT" "rx-queue$q") || return 1
+		echo "td_rx$q $v"
 	done
-	echo "$s"
+	for ((q = 0; q < NX; q++)); do
+		v=$(testdev_stat "$DUT" "tx-queue$((NQ + q))") || return 1
+		echo "td_xdptx$q $v"
+	done
+}
+# xdp_per_queue F0 F1: per queue, between two snaps (driver's and
+# device's counters): every RX queue bounced frames (rxQ_xdp_tx), no more
+# than the device delivered to it (td_rxQ); and XDP TX queue X sent
+# exactly the frames of the RX queues vmx maps to it (vmx_xdp_txq(): RX
+# queue Q to XDP TX queue Q % NX, its own when NX = NQ), counted by the
+# driver (xdptxX_packets) and by the device (td_xdptxX), the oracle. A
+# driver sending every RX queue's frames through one XDP TX queue passes
+# the totals and fails here.
+xdp_per_queue() {
+	local q x t e d want c s rc=0
+	local -a w=()
+	for ((q = 0; q < NQ; q++)); do
+		t=$(sdelta "$1" "$2" "rx${q}_xdp_tx")
+		e=$(sdelta "$1" "$2" "rx${q}_xdp_tx_errors")
+		d=$(sdelta "$1" "$2" "td_rx$q")
+		echo "RX queue $q: the device delivered +$d; rx${q}_xdp_tx +$t, errors +$e (to XDP TX queue $((q % NX)))"
+		[ "$t" -gt 0 ] || { echo "RX queue $q bounced nothing: the flood did not reach every queue"; rc=1; }
+		[ $((t + e)) -le "$d" ] || { echo "RX queue $q: bounced $((t + e)), the device delivered only $d"; rc=1; }
+		w[q % NX]=$((${w[q % NX]:-0} + t))
+	done
+	for ((x = 0; x < NX; x++)); do
+		want=${w[x]:-0}
+		c=$(sdelta "$1" "$2" "xdptx${x}_packets")
+		s=$(sdelta "$1" "$2" "td_xdptx$x")
+		echo "XDP TX queue $x: want +$want; xdptx${x}_packets +$c, the device sent +$s"
+		[ "$c" = "$want" ] && [ "$s" = "$want" ] ||
+			{ echo "XDP TX queue $x did not carry exactly its RX queues' frames"; rc=1; }
+	done
+	return $rc
 }
 # xdp_flood SECS: pktgen frames bounced by XDP_TX for SECS s; afterwards
 # every frame the driver queued (rxN_xdp_tx; a full ring counts in
 # rxN_xdp_tx_errors) was completed (xdptxN_packets), and the device sent
-# exactly those. (The peer's count is shown only: under a flood the hub
-# drops what the virtio peer cannot take in time.) Random source
+# exactly those, each RX queue's from its own XDP TX queue
+# (xdp_per_queue). (The peer's count is shown only: under a flood the
+# hub drops what the virtio peer cannot take in time.) Random source
 # addresses spread the frames over the RX queues (RSS), so every XDP TX
 # queue is busy; with tx-delay-step-us each completes at its own time,
 # after the XDP TX interrupt masked the vector for all of them: a queue
 # whose completions no interrupt or poll reaps keeps them.
 xdp_flood() {
-	local t e c p d0 d1
+	local t e c p rc=0
+	NQ=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
+	NX=$(ethtool -S "$DUT" | grep -cE '^ *xdptx[0-9]+_packets:')
+	[ "${NQ:-0}" -gt 0 ] && [ "$NX" -gt 0 ] || { echo "channels '$NQ', XDP TX queues $NX"; return 1; }
 	pktgen_setup "$(mac_of "$DUT")" 200000 60 $XDP_PORT_TX >/dev/null || return 1
 	_pg "$PEER" "src_min 10.99.0.100" && _pg "$PEER" "src_max 10.99.0.250" &&
 		_pg "$PEER" "flag IPSRC_RND" || return 1
-	snap "$DUT" >"$VMX_TMP/f0"; peer_snap >"$VMX_TMP/p0"; d0=$(xdp_tx_dev)
+	{ snap "$DUT" && xdp_td_snap; } >"$VMX_TMP/f0" || return 1
+	peer_snap >"$VMX_TMP/p0"
 	pktgen_start; sleep "$1"; pktgen_stop
 	sleep 1
-	snap "$DUT" >"$VMX_TMP/f1"; peer_snap >"$VMX_TMP/p1"; d1=$(xdp_tx_dev)
+	{ snap "$DUT" && xdp_td_snap; } >"$VMX_TMP/f1" || return 1
+	peer_snap >"$VMX_TMP/p1"
 	t=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'rx[0-9]+_xdp_tx')
 	e=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'rx[0-9]+_xdp_tx_errors')
 	c=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'xdptx[0-9]+_packets')
 	p=$(sdelta "$VMX_TMP/p0" "$VMX_TMP/p1" link_rx_packets)
 	echo "pktgen sent $(pktgen_sent); rxN_xdp_tx +$t, errors +$e; xdptxN_packets +$c;" \
-		"device XDP TX queues sent +$((d1 - d0)); peer rx_packets +$p; $XVEC +$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" "$XVEC")"
-	echo "per RX queue: $(ethtool -S "$DUT" | awk '$1 ~ /^rx[0-9]+_xdp_tx:$/ { printf "%s %s ", $1, $2 }')"
+		"device XDP TX queues sent +$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'td_xdptx[0-9]+'); peer rx_packets +$p;" \
+		"$XVEC +$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" "$XVEC")"
 	[ "$t" -gt 1000 ] || { echo "(almost) nothing bounced"; return 1; }
-	[ "$t" = "$c" ] || { echo "sent $t but completed $c"; return 1; }
-	[ $((d1 - d0)) = "$c" ] || { echo "the device sent $((d1 - d0)), the driver completed $c"; return 1; }
+	[ "$t" = "$c" ] || { echo "sent $t but completed $c"; rc=1; }
+	xdp_per_queue "$VMX_TMP/f0" "$VMX_TMP/f1" || rc=1
+	return $rc
 }
 if ! grep -q " $DUT-xdp-tx\$" /proc/interrupts; then
 	skip "XDP TX completion vector" "no $DUT-xdp-tx vector (XDP shares the stack queues here)"
 elif check "xdp_tx attached natively" xdp_attach "$DUT" xdp_tx; then
 	check "XDP_TX: 44 frames back exact, all completed through the $DUT-xdp-tx vector" xdp_reclaimed 44
-	check "XDP_TX under a 3 s pktgen flood: every frame queued was completed and sent by the device" xdp_flood 3
+	check "XDP_TX under a 3 s pktgen flood: every frame queued was completed and sent by the device, each RX queue's from its own XDP TX queue" xdp_flood 3
 	check "ping with xdp_tx attached" ping_ok
 	xdp_detach "$DUT"
 fi
