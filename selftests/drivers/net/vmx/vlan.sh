@@ -3,10 +3,11 @@
 # 20, full-size tagged frames, VLAN add/remove while traffic flows on
 # another, VLAN offload toggles, untagged traffic unaffected; the device
 # VLAN filter table (VIDs 1, 100, 4094 pass, others do not reach the driver,
-# a removed VID stops; rx-vlan-filter off lets every VID in). Every vmxnet3
-# device offers tag stripping, insertion and filtering: one of them the
-# driver lists as fixed or not at all fails (the in-tree driver's fixed
-# filter skips).
+# a removed VID stops; rx-vlan-filter off lets every VID in), and the same
+# table after a ring change (RESET_DEV and ACTIVATE with VLANs configured).
+# Every vmxnet3 device offers tag stripping, insertion and filtering: one of
+# them the driver lists as fixed or not at all fails (the in-tree driver's
+# fixed filter skips).
 source "$(dirname "$0")/lib.sh"
 
 vmx_setup
@@ -145,5 +146,30 @@ case "$state" in
 	check "rx-vlan-filter on: VID 4094 still reaches the driver" vid_rx reaches 4094
 	;;
 esac
+
+# ------------------------------------------ the VLAN filter table after a reset
+# Ring, MTU and channel changes, XDP attach and the recovery reset go through
+# RESET_DEV and ACTIVATE, and ACTIVATE reads the VLAN table from the shared
+# area (stock QEMU and the test device; the test device also forgets its own
+# copy at RESET_DEV): a driver that does not write the table of the VLANs
+# still configured there before ACTIVATE leaves the device dropping their
+# frames. A ring change, not down/up: on up the 8021q module adds VID 0 to
+# the filter, and that add rewrites the whole table after the activation,
+# which would hide a table the activation left empty. One VID that must pass
+# (the table's contents are checked above: this is about when it is
+# written) and one that must not (a table written all-open at activation
+# passes the first).
+rx_ring() { ethtool -g "$DUT" | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }'; }
+ring_change() {
+	local r0 r1
+	r0=$(rx_ring)
+	r1=$((r0 == 512 ? 1024 : 512))
+	ethtool -G "$DUT" rx "$r1" || return 1
+	echo "rx ring $r0 -> $(rx_ring)"
+	[ "$(rx_ring)" = "$r1" ]
+}
+check "rx ring change with VLANs 1 100 4094 configured" ring_change
+check "after the ring change: VID 4094 reaches the driver" vid_rx reaches 4094
+check "after the ring change: VID 200 still does not reach the driver" vid_rx filtered 200
 
 vmx_done
