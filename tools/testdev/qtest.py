@@ -900,6 +900,98 @@ def case_fault(qemu, kind):
     sock.close()
 
 
+def xorshift_faults(seed, rate, kinds_per_event, events):
+    """what fault_rate/fault_seed give, as patch 0008's generator draws
+    them: per event, one draw per kind in kinds_per_event (in that order)
+    until one fires; returns the kind fired per event (None: none)"""
+    x, out = seed, []
+    for _ in range(events):
+        fired = None
+        for kind in kinds_per_event:
+            x = x or 0x9E3779B97F4A7C15
+            x ^= x << 13 & 0xFFFFFFFFFFFFFFFF
+            x ^= x >> 7
+            x ^= x << 17 & 0xFFFFFFFFFFFFFFFF
+            if x % 1000000 < rate:
+                fired = kind
+                break
+        out.append(fired)
+    return out
+
+
+def case_tx_bad_eop(qemu):
+    """fault tx-bad-eop on command"""
+    sock, qport = udp_pair()
+    q = QTest(qemu, ",max-revision=3,strict=on",
+              (qport, sock.getsockname()[1])).setup()
+    check("tx-bad-eop: ACTIVATE succeeds", bring_up(q, 3), 0)
+    got = []
+
+    def send(k, nfrag, c):
+        k = tx_post(q, k, nfrag)
+        q.wr(BAR0 + 0x600, k % NR)
+        got.append(wait_for(lambda: tx_comp(q, c)[0] and tx_comp(q, c)))
+        return k
+    q.qom("fault", "tx-bad-eop")
+    armed = q.qom("fault")
+    k = send(0, 1, 0)           # the first packet: descriptor NR - 1
+    k = send(k, 1, 1)           # one-shot: the next as usual
+    q.qom("fault", "tx-bad-eop")
+    k = send(k, 1, 2)           # the EOP of packet 1, completed already
+    q.qom("fault", "tx-bad-eop")
+    k = send(k, 3, 3)           # 3..5: its SOP 3, not its EOP 5
+    k = send(k, 2, 4)           # 6..7 as usual
+    check("tx-bad-eop armed on command, listed by qom-get fault",
+          armed, "tx-bad-eop")
+    check("tx-bad-eop: the descriptor before a one-descriptor packet (the"
+          " previous EOP, or NR - 1 for the first), a three-descriptor"
+          " packet's SOP; one-shot; generations right",
+          got, [(1, NR - 1), (1, 1), (1, 1), (1, 3), (1, 7)])
+    frames = []
+    for _ in range(5):
+        try:
+            frames.append(sock.recv(2048))
+        except socket.timeout:
+            break
+    check("tx-bad-eop: every packet still sent, byte-exact",
+          frames, [frame(60)] * 5)
+    check("tx-bad-eop: stat-fault-tx-bad-eop 3, stat-fault-tx-bad-idx 0",
+          (q.qom("stat-fault-tx-bad-eop"), q.qom("stat-fault-tx-bad-idx")),
+          (3, 0))
+    check("tx-bad-eop: no strict-mode violation", strict_lines(q.close()), [])
+    sock.close()
+
+
+def case_tx_bad_eop_random(qemu, kinds):
+    """TX faults at random, fault-kinds {rev}: the draws the seed gives"""
+    sock, qport = udp_pair()
+    seed, rate, npkt = 7, 300000, 24
+    q = QTest(qemu, f",max-revision=3,fault-rate={rate},fault-seed={seed},"
+              f"fault-kinds={kinds:#x}",
+              (qport, sock.getsockname()[1])).setup()
+    check(f"fault-kinds {kinds:#x}: ACTIVATE succeeds", bring_up(q, 3), 0)
+    got, k = [], 0
+    for c in range(npkt):
+        k = tx_post(q, k)
+        q.wr(BAR0 + 0x600, k % NR)
+        got.append(wait_for(lambda: tx_comp(q, c % NR)[0] == lap_gen(c) and
+                            tx_comp(q, c % NR))[1])
+    # a TX completion draws tx-bad-idx (bit 4), then tx-bad-eop (bit 12)
+    # if that did not fire; queue-error and link-flap are not in the kinds
+    order = [b for b in (4, 12) if kinds >> b & 1]
+    fired = xorshift_faults(seed, rate, order, npkt)
+    want = [NR if f == 4 else (c - 1) % NR if f == 12 else c % NR
+            for c, f in enumerate(fired)]
+    check(f"fault-kinds {kinds:#x}, seed {seed}, rate {rate}: the TX"
+          " completion indexes the seed's draws give (tx-bad-eop draws only"
+          " with bit 12 set)", got, want)
+    check(f"fault-kinds {kinds:#x}: counted per kind",
+          (q.qom("stat-fault-tx-bad-idx"), q.qom("stat-fault-tx-bad-eop")),
+          (fired.count(4), fired.count(12)))
+    q.close()
+    sock.close()
+
+
 def case_default(qemu):
     """QEMU's own revision 1, every later command unknown"""
     q = QTest(qemu, "").setup()
@@ -2631,6 +2723,8 @@ def main():
               (case_coal_adaptive, ("off",))]
     cases += [(case_fault_new, (k,)) for k in
               ("eop-break", "link-flap", "activate-refused", "queue-error-tx")]
+    cases += [(case_tx_bad_eop, ()), (case_tx_bad_eop_random, (0x10,)),
+              (case_tx_bad_eop_random, (0x1010,))]
     cases += [(case_seq_ok, (0,)), (case_seq_ok, (1000,))]
     cases += [(case_tx_comp_batch, ("off",)), (case_tx_comp_batch, ("on",))]
     cases += [(case_seq_bad, (k,)) for k in SEQ_KINDS]
