@@ -13,6 +13,13 @@
 # comes first) needs a frame larger than the RX data ring entry: large
 # pings.
 #
+# tx-bad-eop is a TX completion whose index is in range but ends no packet
+# in flight (a multi-descriptor packet's SOP, or the descriptor before a
+# one-descriptor packet): a range check alone takes it and frees what the
+# device may still read; vmx must count it as it counts tx-bad-idx. The
+# random NIC's fault-kinds leaves its bit (12) out, so it never draws for
+# it: its seeded draws stay what they were before the kind existed.
+#
 # Topology: tools/vm.sh --nic vmxnet3t --nic
 # vmxnet3t:fault-rate=R,fault-seed=S[,fault-kinds=K] --nic virtio
 # --guest-monitor (run-tests' tdevx: every kind, K 0x1ff). Faults on
@@ -24,17 +31,17 @@
 # the end (a check of its own), its first instance's counters checked
 # before the unload (lib/counters.sh) against the bounds below, summed
 # with the second's at vmx_done.
-# Resets: 8 from the faults on command (the five RX kinds, tx-bad-idx,
-# queue-error and act_in_reset's ethtool --reset: one each), then one per
-# resetting fault of the random part. Those come per frame (fault-rate per
-# million device events), and its ping stream runs as long as the part
-# takes: tdevx had 41 to 46 in all (33 to 38 random: 0.7% of about 5000
-# frames in 46 s). A slower guest (a loaded host) sends more frames, so
-# the bound is what the test's own 480 s timeout allows: fewer than 100
-# frames a second (ping -i 0.02, both ways) for at most about 430 s at
-# 0.7% is about 300; 400 leaves room for the seed's unevenness. (The
-# debug kernel's groups triple it with the timeout: VMX_TIMEOUT_SCALE.)
-# It catches a driver resetting without end (a reset loop makes tens a
+# Resets: 9 from the faults on command (the five RX kinds, tx-bad-idx,
+# tx-bad-eop, queue-error and act_in_reset's ethtool --reset: one each),
+# then one per resetting fault of the random part. Those come per frame
+# (fault-rate per million device events), and its ping stream runs as long
+# as the part takes: tdevx had 41 to 46 in all (33 to 38 random: 0.7% of
+# about 5000 frames in 46 s). A slower guest (a loaded host) sends more
+# frames, so the bound is what the test's own 480 s timeout allows: fewer
+# than 100 frames a second (ping -i 0.02, both ways) for at most about
+# 430 s at 0.7% is about 300; 400 leaves room for the seed's unevenness. (The
+# debug kernel's groups triple it with the timeout: VMX_TIMEOUT_SCALE.) It
+# catches a driver resetting without end (a reset loop makes tens a
 # second), not one reset too many per fault.
 # vmx-expects: resets<=400
 # Bad completions: one per resetting fault but queue-error (an error
@@ -63,8 +70,8 @@ PORT=7790
 # kind -> what vmx must count: rx (rxN_bad_desc), tx (txN/xdptxN_bad_desc),
 # qerr (a queue error event), link, act (ACTIVATE refused)
 declare -A KIND=([rx-bad-rqid]=rx [rx-bad-idx]=rx [rx-bad-len]=rx [rx-no-sop]=rx
-	[eop-break]=rx [tx-bad-idx]=tx [queue-error]=qerr [link-flap]=link [activate-refused]=act)
-ORDER="rx-bad-rqid rx-bad-idx rx-bad-len rx-no-sop eop-break tx-bad-idx queue-error link-flap activate-refused"
+	[eop-break]=rx [tx-bad-idx]=tx [tx-bad-eop]=tx [queue-error]=qerr [link-flap]=link [activate-refused]=act)
+ORDER="rx-bad-rqid rx-bad-idx rx-bad-len rx-no-sop eop-break tx-bad-idx tx-bad-eop queue-error link-flap activate-refused"
 log "$DUT: test device $NIC, revision $(dut_revision)"
 
 # stack_errors: IP/UDP/TCP/ICMP header, length and checksum errors the
@@ -322,6 +329,17 @@ random_faults() {
 	[ "$bad" = 0 ] && [ $((e1 - e0)) = 0 ] || { echo "malformed data reached the stack"; rc=1; }
 	return $rc
 }
+# rnd_no_tx_bad_eop: the random NIC's fault-kinds leaves bit 12 out and it
+# injected no tx-bad-eop: a kind outside fault-kinds rolls nothing
+# (0027), so adding it changed none of the draws the seed gives the others.
+rnd_no_tx_bad_eop() {
+	local kinds n
+	kinds=$(testdev_prop "$RNIC" fault-kinds)
+	kinds=$((${kinds:-0x3f}))
+	n=$(testdev_stat "$RNIC" stat-fault-tx-bad-eop) || return 1
+	printf 'fault-kinds 0x%x, stat-fault-tx-bad-eop %s\n' "$kinds" "$n"
+	[ $((kinds >> 12 & 1)) = 0 ] && [ "$n" = 0 ]
+}
 if [ -z "$RND" ]; then
 	skip "random faults under traffic" "no vmx NIC with fault-rate > 0 (vm.sh --nic vmxnet3t:fault-rate=N,fault-seed=S)"
 else
@@ -332,6 +350,8 @@ else
 	fi
 	check "random faults under 10 x (100 datagrams + 20 pings) and a ping stream: counted, recovered, nothing malformed" \
 		random_faults 10
+	check "$RNIC never drew tx-bad-eop (bit 12 not in its fault-kinds): its seeded draws unchanged" \
+		rnd_no_tx_bad_eop
 fi
 
 # the driver leaves cleanly after all that, and comes back working
