@@ -15,6 +15,9 @@
                 UDP to 10.42.0.1 (MAC --inner-dmac), the inner UDP
                 checksum wrong
         vxtcp   the same with an inner TCP SYN
+        vxouter VXLAN as vxudp, every inner checksum right, the outer UDP
+                checksum not 0: wrong (the bad frames) or right
+        gnouter the same in Geneve (UDP 6081, VNI 43)
       UDP payloads are "VMXC KIND bad|good N", which the DUT's receiver
       logs. For TCP kinds every SYN has its own source port, and the SYN-ACKs
       that come back (seen on IF2, default IF: vmxtun0 for the inner
@@ -105,10 +108,16 @@ def syn_seg(v6, src, dst, sport, dport, bad=False):
     return l4csum(seg, v6, src, dst, 6, 16, bad, False)
 
 
-def vxlan(dmac_in, smac_in, inner_ip, sport):
+def encap(geneve, dmac_in, smac_in, inner_ip, sport):
+    """outer UDP (checksum 0) of a VXLAN (VNI 42) or Geneve (VNI 43, no
+    options) frame carrying inner_ip"""
     inner = dmac_in + smac_in + b"\x08\x00" + inner_ip
-    body = struct.pack("!II", 0x08000000, 42 << 8) + inner
-    u = struct.pack("!HHHH", sport, 4789, 8 + len(body), 0) + body
+    if geneve:
+        body = struct.pack("!BBHI", 0, 0, 0x6558, 43 << 8) + inner
+    else:
+        body = struct.pack("!II", 0x08000000, 42 << 8) + inner
+    u = struct.pack("!HHHH", sport, 6081 if geneve else 4789,
+                    8 + len(body), 0) + body
     return u
 
 
@@ -143,9 +152,17 @@ def frame(kind, dst, src, i, bad, a):
             inner = ip4(IN_SRC, IN_DST, 6,
                         syn_seg(False, IN_SRC, IN_DST, sport, PORT, bad), i)
             tp = sport
-        u = vxlan(mac_bytes(a["--inner-dmac"]), ifmac(a.get("--inner-if", "vmxtun0")),
-                  inner, 50000 + i)
+        u = encap(False, mac_bytes(a["--inner-dmac"]),
+                  ifmac(a.get("--inner-if", "vmxtun0")), inner, 50000 + i)
         return dst + src + b"\x08\x00" + ip4(PEER_IP, DUT_IP, 17, u, 1000 + i), tp
+    if kind in ("vxouter", "gnouter"):
+        # inner UDP right; the outer UDP checksum is the one wrong
+        inner = ip4(IN_SRC, IN_DST, 17,
+                    udp_seg(False, IN_SRC, IN_DST, sport, PORT, tag), i)
+        u = encap(kind == "gnouter", mac_bytes(a["--inner-dmac"]),
+                  ifmac(a.get("--inner-if", "vmxtun0")), inner, 50000 + i)
+        u = l4csum(u, False, PEER_IP, DUT_IP, 17, 6, bad, True)
+        return dst + src + b"\x08\x00" + ip4(PEER_IP, DUT_IP, 17, u, 1000 + i), None
     raise SystemExit("unknown kind " + kind)
 
 

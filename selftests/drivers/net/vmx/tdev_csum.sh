@@ -5,13 +5,13 @@
 #  - checksums: the test device (rx-csum-verify, on by default: tools/testdev
 #    patch 0024) verifies the IPv4 header and TCP/UDP checksums of every
 #    frame it delivers and reports them truthfully (ipc/tuc clear when
-#    wrong, counted in stat-rx-csum-bad); for a VXLAN frame it reports the
-#    inner ones (patch 0020, RXINNEROFLD). From the peer, on an AF_PACKET
-#    socket (tdev_csum.py), N frames per kind with one checksum wrong: the
-#    IPv4 header; UDP and TCP over IPv4; UDP and TCP over IPv6; the inner
-#    UDP and TCP of a VXLAN frame (port 4789, outer UDP checksum 0). Each
-#    must be counted by the DUT's kernel exactly N times (IpInHdrErrors
-#    and IpInCsumErrors, UdpInCsumErrors, Udp6InCsumErrors,
+#    wrong, counted in stat-rx-csum-bad); for a VXLAN or Geneve frame it
+#    reports the inner ones (patch 0020, RXINNEROFLD). From the peer, on an
+#    AF_PACKET socket (tdev_csum.py), N frames per kind with one checksum
+#    wrong: the IPv4 header; UDP and TCP over IPv4; UDP and TCP over IPv6;
+#    the inner UDP and TCP of a VXLAN frame (port 4789, outer UDP
+#    checksum 0). Each must be counted by the DUT's kernel exactly N times
+#    (IpInHdrErrors and IpInCsumErrors, UdpInCsumErrors, Udp6InCsumErrors,
 #    TcpInCsumErrors; the other ones of these unmoved), by the device
 #    (stat-rx-csum-bad +N), and never reach a socket: a UDP socket on
 #    CSUM_PORT logs no datagram of them, a TCP listener answers none of the
@@ -23,6 +23,16 @@
 #    checksum, covers that zero checksum only (skbuff.h), so vmx's own
 #    decision is read from its counters: each wrong frame must be counted
 #    in rx*_inner_unused (the device's inner result not claimed);
+#  - the outer checksum of a tunnelled frame: the device verifies none (its
+#    results are the inner headers'), so vmx may claim csum_level 1 (outer
+#    and inner checksums verified) only when the outer UDP checksum is 0.
+#    N VXLAN (vxouter) and N Geneve (gnouter, port 6081) frames whose outer
+#    UDP checksum is not 0 and wrong, their inner ones right, must be
+#    counted exactly N times in UdpInCsumErrors (the stack checked the
+#    outer checksum itself), not by the device (stat-rx-csum-bad +0), and
+#    never reach the inner UDP socket; vmx must leave the inner result of
+#    every one of them, wrong and right, unclaimed (rx*_inner_unused +2N).
+#    The same frames with a right non-zero outer checksum must arrive;
 #  - hash types: with rxhash on, progs/tc_hashtype.c on the DUT's ingress
 #    sees the hash the driver set and whether skb_get_hash() keeps it (an
 #    L4 hash, skb->l4_hash) or replaces it (L3). TCP over IPv4 and IPv6
@@ -37,8 +47,9 @@
 # Topology: group tdev: a test-device vmx NIC at revision 9 with rss=on
 # and 2 vCPUs (2 queues), DCR0 offering the tunnel offloads (inner
 # results need vmx's RXINNEROFLD, which it asks for with tunnel offloads),
-# the virtio peer on the hub. SKIPs on QEMU's stock vmxnet3 (it verifies
-# nothing on a hub) and without the QEMU monitor.
+# the virtio peer on the hub; a VXLAN, then a Geneve tunnel between them
+# (lib/net.sh tunnel_up) for the inner sockets. SKIPs on QEMU's stock
+# vmxnet3 (it verifies nothing on a hub) and without the QEMU monitor.
 # vmx-timeout: 300
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/xdp_lib.sh"
@@ -74,11 +85,19 @@ kernel_counts() {
 kind_counters() {
 	case "$1" in
 	ip4hdr) echo "IpInHdrErrors IpInCsumErrors" ;;
-	udp4|vxudp) echo UdpInCsumErrors ;;
+	udp4|vxudp|vxouter|gnouter) echo UdpInCsumErrors ;;
 	udp6) echo Udp6InCsumErrors ;;
 	tcp4|tcp6|vxtcp) echo TcpInCsumErrors ;;
 	esac
 }
+# kind_device_bad KIND: what the device must count in stat-rx-csum-bad for
+# the N wrong frames of KIND: N, but none for a wrong outer UDP checksum
+# (its results of a tunnelled frame are the inner headers', all right)
+kind_device_bad() { case "$1" in *outer) echo 0 ;; *) echo "$N" ;; esac; }
+# kind_unclaimed KIND: the frames of KIND whose inner result vmx must not
+# claim (rx*_inner_unused), wrong and right ones: only a zero outer UDP
+# checksum lets vmx claim one, and only a right one
+kind_unclaimed() { case "$1" in *outer) echo $((2 * N)) ;; *) echo "$N" ;; esac; }
 # _kind_counted KIND "COUNTS BEFORE": the counters of KIND moved by N
 _kind_counted() {
 	local -a a b
@@ -99,9 +118,10 @@ good_all_logged() { [ "$(logged "$1" good)" -ge "$N" ]; }
 # from the peer; sets BAD_OUT and GOOD_OUT (what the checks print) and
 # BAD_RC and GOOD_RC
 csum_kind() {
-	local kind=$1 a b ka kb dev0 dev1 out i want d rc_b=0 rc_g=0 sa sb iu0='' iu1
+	local kind=$1 a b ka kb dev0 dev1 dw out i want d rc_b=0 rc_g=0 sa sb iu0='' iu1 uw
 	shift
-	[[ "$kind" == vx* && "$VMX_DRIVER" = vmx ]] && iu0=$(estat "$DUT" 'rx[0-9]+_inner_unused')
+	[[ "$kind" == vx* || "$kind" == gn* ]] && [ "$VMX_DRIVER" = vmx ] &&
+		iu0=$(estat "$DUT" 'rx[0-9]+_inner_unused')
 	read -r -a ka <<<"$(kernel_counts)"
 	dev0=$(testdev_stat "$NIC" rx-csum-bad)
 	out=$(pexec env PEER_IP="$PEER_IP" DUT_IP="$DUT_IP" PEER_IP6="$PEER_IP6" \
@@ -133,14 +153,16 @@ csum_kind() {
 		fi
 	done
 	BAD_OUT=("peer: $(echo "$out" | tr '\n' ';')" "kernel:$d" "device $NIC: stat-rx-csum-bad +$((dev1 - dev0))" "${BAD_OUT[@]}")
-	[ $((dev1 - dev0)) = "$N" ] || { BAD_OUT+=("the device counted $((dev1 - dev0)) bad checksums, want $N"); rc_b=1; }
+	dw=$(kind_device_bad "$kind")
+	[ $((dev1 - dev0)) = "$dw" ] || { BAD_OUT+=("the device counted $((dev1 - dev0)) bad checksums, want $dw"); rc_b=1; }
 	# vmx itself: no wrong inner result claimed (the stack would catch
 	# it here anyway: see the header)
 	if [ -n "$iu0" ]; then
 		iu1=$(estat "$DUT" 'rx[0-9]+_inner_unused')
+		uw=$(kind_unclaimed "$kind")
 		BAD_OUT+=("vmx: rx*_inner_unused +$((iu1 - iu0)) (inner results not claimed)")
-		[ $((iu1 - iu0)) -ge "$N" ] ||
-			{ BAD_OUT+=("vmx claimed a wrong inner checksum: want rx*_inner_unused +$N at least"); rc_b=1; }
+		[ $((iu1 - iu0)) -ge "$uw" ] ||
+			{ BAD_OUT+=("vmx claimed an inner result it must not: want rx*_inner_unused +$uw at least"); rc_b=1; }
 	fi
 	# what reached a socket
 	case "$kind" in
@@ -168,8 +190,10 @@ good_result() { printf '%s\n' "${GOOD_OUT[@]}"; return "$GOOD_RC"; }
 csum_check() {
 	local kind=$1 what=$2
 	shift 2
+	local by="the kernel and the device"
+	[[ "$kind" == *outer ]] && by="the kernel (the device verifies inner checksums only)"
 	csum_kind "$kind" "$@"
-	check "$kind: $N frames, $what wrong: counted by the kernel and the device, none reaches a socket" bad_result
+	check "$kind: $N frames, $what wrong: counted by $by, none reaches a socket" bad_result
 	check "$kind: the same $N frames with right checksums reach the socket (control)" good_result
 }
 
@@ -194,9 +218,23 @@ else
 			--inner-dmac "$(mac_of vmxtun0)"
 		csum_check vxtcp "the inner TCP checksum of a SYN in a VXLAN frame" \
 			--inner-dmac "$(mac_of vmxtun0)" --sniff vmxtun0
+		T0=${EPOCHREALTIME/./}
+		csum_check vxouter "the outer UDP checksum (not 0) of a VXLAN frame" \
+			--inner-dmac "$(mac_of vmxtun0)"
+		OUTER_US=$((${EPOCHREALTIME/./} - T0))
 		log "$DUT rx_inner counters after: $(ethtool -S "$DUT" | awk '/inner/ { printf "%s%s ", $1, $2 }')"
 		tunnel_down
 	fi
+	T0=${EPOCHREALTIME/./}
+	if ! tunnel_up geneve 6081 noudpcsum 0 > "$VMX_TMP/tun.out" 2>&1; then
+		fail "Geneve tunnel to the peer (port 6081)" "$(tail -n 3 "$VMX_TMP/tun.out")"
+	else
+		csum_check gnouter "the outer UDP checksum (not 0) of a Geneve frame" \
+			--inner-dmac "$(mac_of vmxtun0)"
+		tunnel_down
+	fi
+	# what the outer checksum cases cost (make test's budget)
+	log "outer checksum cases: $(((${OUTER_US:-0} + ${EPOCHREALTIME/./} - T0) / 1000)) ms (vxouter, the Geneve tunnel, gnouter)"
 fi
 bg_stop "$RECV_PID"
 
