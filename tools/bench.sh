@@ -10,9 +10,11 @@
 #             packets per cell, the drivers loaded ABCCBA in one guest
 #             (tools/bench-guest.sh count_main); virtio_net's DUT and DUT2
 #             are two more virtio NICs on the hub, after the generator.
-#   --quick   the counting smoke (~4 min): every default cell and
-#             ndo_xdp_xmit once per driver (vmx, vmxnet3, virtio_net) with
-#             few packets; fails unless every cell has numbers
+#   --quick   the counting smoke (~4 min): the packet cells, ndo_xdp_xmit
+#             and AF_XDP zero-copy RX drop once per driver (vmx, vmxnet3,
+#             virtio_net) with few packets; fails unless every cell has
+#             numbers (a driver refusing the zero-copy bind: only the
+#             in-tree ones)
 #   --time    the older wall-clock benchmark (generator-bound on TCG),
 #             several rounds; with --quick one round, 1 s cells, 64 bytes
 # Env (counting): BENCH_CELLS, BENCH_PACKETS, BENCH_PPS, BENCH_ORDER
@@ -43,6 +45,8 @@ if [ $MODE = time ] && [ $QUICK = 1 ]; then
 fi
 [ -n "${BENCH_NO_SETUP:-}" ] || tools/setup.sh
 make -s modules >/dev/null
+# the AF_XDP cells' program and socket (progs/xdp_redirect_xsk.o, xsk_tool)
+[ $MODE = time ] || make -s -C selftests/drivers/net/vmx/progs >/dev/null
 mkdir -p results
 stamp=$(date +%Y%m%d-%H%M%S)
 qemu=$(command -v qemu-system-x86_64)
@@ -64,9 +68,15 @@ if [ $MODE = count ]; then
 	export BENCH_ORDER=${BENCH_ORDER:-$order}
 	# the default cells (tools/bench-guest.sh): the smoke checks each has
 	# numbers, and ndo_xdp_xmit too (xdp-bench's dummy program on the
-	# egress NIC is what lets virtio_net send redirected frames)
+	# egress NIC is what lets virtio_net send redirected frames), and
+	# AF_XDP zero-copy RX (a driver without zero-copy reports the refused
+	# bind instead; vmx must have numbers)
 	cells="drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64"
-	[ $QUICK = 0 ] || cells="$cells xdp_xmit:native:64"
+	if [ $QUICK = 0 ]; then
+		cells="$cells rxdrop:xsk-zc:64 rxdrop:xsk-copy:64 l2fwd:xsk-zc:64 l2fwd:xsk-copy:64"
+	else
+		cells="$cells xdp_xmit:native:64 rxdrop:xsk-zc:64"
+	fi
 	export BENCH_CELLS=${BENCH_CELLS:-$cells}
 	plug=$(tools/count/build.sh "$qemu")
 	base=$TOP/results/count-$stamp

@@ -3,7 +3,7 @@
  * xsk_tool - the AF_XDP socket of the vmx selftests.
  *
  * Usage: xsk_tool [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS]
- *                 [-b BUDGET [-s MS]] IFNAME QUEUE rx|tx|fwd
+ *                 [-b BUDGET [-s MS]] [-q] IFNAME QUEUE rx|tx|fwd
  *
  *   -m  bind mode: copy (XDP_COPY, default) or zc (XDP_ZEROCOPY)
  *   -w  need_wakeup (XDP_USE_NEED_WAKEUP): on (default) or off
@@ -13,6 +13,9 @@
  *   -b  busy polling with this NAPI budget (see below)
  *   -s  with -b: the busy polls of rx/fwd MS milliseconds apart, each
  *       also a sendto() (see below)
+ *   -q  rx: print no frames, only the count at the end (rxdrop: each
+ *       chunk goes straight back to the fill ring; the benchmark's
+ *       AF_XDP cells, tools/bench-guest.sh)
  *
  * rx   print each frame received as "<len> <hex bytes>" on stdout (the
  *      lines of a batch written out at once); "xsk: received N" on stderr
@@ -123,6 +126,7 @@ static volatile sig_atomic_t stop;
 static volatile sig_atomic_t remap;	/* SIGUSR1 */
 static int dev_ifindex;
 static int sockerr;
+static int quiet;		/* -q: rx prints no frames */
 
 static void on_signal(int sig)
 {
@@ -288,11 +292,13 @@ static unsigned int rx_batch(void)
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&rx, idx + i);
 		const unsigned char *p = xsk_umem__get_data(area, d->addr);
 
+		addrs[i] = xsk_umem__extract_addr(d->addr);
+		if (quiet)
+			continue;
 		printf("%u ", d->len);
 		for (j = 0; j < d->len; j++)
 			printf("%02x", p[j]);
 		printf("\n");
-		addrs[i] = xsk_umem__extract_addr(d->addr);
 	}
 	if (n) {
 		xsk_ring_cons__release(&rx, n);
@@ -544,7 +550,7 @@ static void show_napi_id(int fd)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET [-s MS]] IFNAME QUEUE rx|tx|fwd\n",
+	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET [-s MS]] [-q] IFNAME QUEUE rx|tx|fwd\n",
 		prog);
 	exit(2);
 }
@@ -571,7 +577,7 @@ int main(int argc, char **argv)
 	int ifindex, mapfd = -1, zc = 0, c, err, rc;
 	char what[64];
 
-	while ((c = getopt(argc, argv, "m:w:f:n:t:b:s:")) != -1) {
+	while ((c = getopt(argc, argv, "m:w:f:n:t:b:s:q")) != -1) {
 		switch (c) {
 		case 'm':
 			if (strcmp(optarg, "zc") && strcmp(optarg, "copy"))
@@ -602,6 +608,9 @@ int main(int argc, char **argv)
 			send_ms = atoi(optarg);
 			if (send_ms <= 0)
 				usage(argv[0]);
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		default:
 			usage(argv[0]);
