@@ -115,8 +115,11 @@ count_main() {
 		count_idle "$drv" "$load"
 		for cell in ${BENCH_CELLS:-drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64}; do
 			IFS=: read -r CT CM CS <<<"$cell"
+			# the guest's uptime: what each cell costs (the smoke's budget)
+			log "$drv: cell $cell at $(cut -d' ' -f1 /proc/uptime) s"
 			count_cell "$drv" "$load" "$CT" "$CM" "$CS"
 		done
+		log "$drv: cells done at $(cut -d' ' -f1 /proc/uptime) s"
 		count_unload "$drv"
 		sleep 0.5
 	done
