@@ -44,8 +44,9 @@
 #                    packet capture, RX filter probes, byte-exact TCP copies,
 #                    TCP through a tunnel with the offload counters
 #   lib/counters.sh  counters: sysfs and ethtool -S values, snapshots and
-#                    their deltas, SNMP, queue statistics over netlink, the
-#                    error counters vmx_done checks
+#                    their deltas, SNMP, the peer's frames by length (tc),
+#                    queue statistics over netlink, the error counters
+#                    vmx_done checks
 #   lib/testdev.sh   the QEMU monitor (hmp) and the project's test device
 #   lib/faultinj.sh  fault injection aimed at vmx's code (failslab,
 #                    fail_page_alloc: the debug kernel)

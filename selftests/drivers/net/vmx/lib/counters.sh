@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # lib/counters.sh - counters, for the vmx selftests (sourced by lib.sh):
 # sysfs and ethtool -S values, snapshots of them and their deltas, the
-# /proc/net/snmp protocol counters, queue statistics over netlink
-# (qstats), and the error counters vmx_done checks.
+# /proc/net/snmp protocol counters, the lengths of the frames the peer
+# receives (tc), queue statistics over netlink (qstats), and the error
+# counters vmx_done checks.
 
 # Interface counter from sysfs: stat_of IF NAME (this netns).
 stat_of() { cat "/sys/class/net/$1/statistics/$2"; }
@@ -92,6 +93,46 @@ near() {
 snmp_field() {
 	awk -v p="$1:" -v f="$2" '$1 == p { if (!h) { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 }
 		else for (i = 2; i <= NF; i++) if (n[i] == f) print $i }'
+}
+
+# ------------------------------------------------------------ frame lengths at the peer
+# How long the frames the peer receives are, each one as it came off the
+# wire: tc on the peer's ingress (clsact) counts them by em_meta's
+# pkt_len, the length after the Ethernet header (and after an 802.1Q tag,
+# which the stack takes off before tc runs), with the peer's GRO off: its
+# aggregates would be counted instead of the frames. Nothing is dropped.
+
+# peer_len_watch MTU: from now on count the frames the peer receives that
+# are longer than MTU after the Ethernet header (no wire of that MTU
+# carries them), those of exactly MTU (full-size) and all of them; called
+# again, with any MTU, the counts start again from 0. Turns the peer's GRO
+# off until peer_len_unwatch.
+peer_len_watch() {
+	local t=(tc -n "$PEER_NS" filter add dev "$PEER" ingress protocol all)
+	pexec ethtool -K "$PEER" gro off || return 1
+	tc -n "$PEER_NS" qdisc replace dev "$PEER" clsact || return 1
+	tc -n "$PEER_NS" filter del dev "$PEER" ingress 2>/dev/null
+	"${t[@]}" pref 1 basic match "meta(pkt_len gt $1)" action pass &&
+	"${t[@]}" pref 2 basic match "meta(pkt_len eq $1)" action pass &&
+	"${t[@]}" pref 3 matchall action pass
+}
+
+# peer_len_counts: "LONGER FULL FRAMES BYTES" counted since peer_len_watch
+# was called last: frames longer than its MTU, of exactly its MTU, all of
+# them, and their bytes after the Ethernet header.
+peer_len_counts() {
+	tc -n "$PEER_NS" -s filter show dev "$PEER" ingress | awk '
+		/^filter/ { for (i = 1; i < NF; i++) if ($i == "pref") p = $(i + 1) }
+		/Sent [0-9]+ bytes [0-9]+ pkt/ { n[p] = $4; b += $2 }
+		END { printf "%d %d %d %d\n", n[1], n[2], n[1] + n[2] + n[3], b }'
+}
+
+# peer_len_unwatch: the peer's counting filters gone, its GRO on again
+# (the virtio peer's default; it stays with the interface when the netns
+# goes, so a later test would find it off).
+peer_len_unwatch() {
+	tc -n "$PEER_NS" qdisc del dev "$PEER" clsact 2>/dev/null
+	pexec ethtool -K "$PEER" gro on
 }
 
 # ------------------------------------------------------------ queue statistics
