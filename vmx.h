@@ -272,6 +272,12 @@ struct vmx_qvec {
 	struct vmx_priv *vp;
 	u32 idx;		/* device interrupt index */
 	bool active;		/* has queues in the current set */
+	/*
+	 * Mask mode auto: the device masked the vector when it fired (set
+	 * by the handler, cleared by the unmask at the poll's end). A poll
+	 * a wakeup or busy poll started leaves an unmasked vector alone.
+	 */
+	bool masked;
 	char name[IFNAMSIZ + 16];
 };
 

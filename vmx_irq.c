@@ -23,6 +23,8 @@ void vmx_mask_all(struct vmx_priv *vp, bool mask)
 {
 	u32 i;
 
+	for (i = 0; i < vp->max_queues; i++)
+		WRITE_ONCE(vp->qv[i].masked, mask);
 	for (i = 0; i < vp->num_vecs; i++)
 		vmx_mask_vec(vp, i, mask || i == vp->xdp_vec);
 }
@@ -45,6 +47,7 @@ static irqreturn_t vmx_intr_queue(int irq, void *data)
 
 	if (qv->vp->mask_mode == VMX_IMM_ACTIVE)
 		vmx_mask_vec(qv->vp, qv->idx, true);
+	WRITE_ONCE(qv->masked, true);
 	napi_schedule_irqoff(&qv->napi);
 	return IRQ_HANDLED;
 }
@@ -83,6 +86,7 @@ static irqreturn_t vmx_intr_single(int irq, void *data)
 		return IRQ_NONE;
 	if (vp->mask_mode == VMX_IMM_ACTIVE)
 		vmx_mask_vec(vp, 0, true);
+	WRITE_ONCE(vp->qv[0].masked, true);
 	vmx_check_events(vp);
 	napi_schedule_irqoff(&vp->qv[0].napi);
 	return IRQ_HANDLED;
@@ -264,7 +268,19 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 		return budget;
 
 	if (napi_complete_done(napi, work)) {
-		vmx_mask_vec(vp, qv->idx, false);
+		/*
+		 * Only a vector that fired is masked in mode auto: a poll
+		 * an AF_XDP wakeup or busy poll started needs no unmask (a
+		 * register write, an exit on KVM and ESXi). The flag is
+		 * cleared before the write: an interrupt right after it
+		 * sets it again for the poll it schedules. The other modes
+		 * unmask always (active: the handler's own mask write may
+		 * still be on its way; lazy: no rule known).
+		 */
+		if (vp->mask_mode != VMX_IMM_AUTO || READ_ONCE(qv->masked)) {
+			WRITE_ONCE(qv->masked, false);
+			vmx_mask_vec(vp, qv->idx, false);
+		}
 		/* an event that raced with the unmask is not lost */
 		if (vmx_rx_pending(&qs->rxq[i]) ||
 		    vmx_tx_pending(&qs->txq[i]) || (xq && vmx_tx_pending(xq)))
