@@ -73,28 +73,13 @@ xdp_reclaimed() {
 		{ echo "the XDP TX completion vector never fired"; rc=1; }
 	return $rc
 }
-# xdp_td_snap: the device's per-queue counters the flood reads, as
-# snap lines: td_rxQ (frames it delivered to RX queue Q, stat-rx-queueQ)
-# for the NQ stack queues, td_xdptxX (frames it sent from XDP TX queue X:
-# its TX queue NQ + X, after the stack's, stat-tx-queueN) for the NX XDP
-# TX queues. NQ and NX are set by xdp_flood.
-xdp_td_snap() {
-	local q v
-	for ((q = 0; q < NQ; q++)); do
-		v=$(testdev_stat "$DUT" "rx-queue$q") || return 1
-		echo "td_rx$q $v"
-	done
-	for ((q = 0; q < NX; q++)); do
-		v=$(testdev_stat "$DUT" "tx-queue$((NQ + q))") || return 1
-		echo "td_xdptx$q $v"
-	done
-}
 # xdp_per_queue F0 F1: per queue, between two snaps (driver's and
 # device's counters): every RX queue bounced frames (rxQ_xdp_tx), no more
 # than the device delivered to it (td_rxQ); and XDP TX queue X sent
 # exactly the frames of the RX queues vmx maps to it (vmx_xdp_txq(): RX
 # queue Q to XDP TX queue Q % NX, its own when NX = NQ), counted by the
-# driver (xdptxX_packets) and by the device (td_xdptxX), the oracle. A
+# driver (xdptxX_packets) and by the device (td_xdptxX of
+# testdev_queue_snap), the oracle. A
 # driver sending every RX queue's frames through one XDP TX queue passes
 # the totals and fails here.
 xdp_per_queue() {
@@ -137,11 +122,11 @@ xdp_flood() {
 	pktgen_setup "$(mac_of "$DUT")" 200000 60 $XDP_PORT_TX >/dev/null || return 1
 	_pg "$PEER" "src_min 10.99.0.100" && _pg "$PEER" "src_max 10.99.0.250" &&
 		_pg "$PEER" "flag IPSRC_RND" || return 1
-	{ snap "$DUT" && xdp_td_snap; } >"$VMX_TMP/f0" || return 1
+	{ snap "$DUT" && testdev_queue_snap "$DUT" "$NQ" "$NQ" "$NX"; } >"$VMX_TMP/f0" || return 1
 	peer_snap >"$VMX_TMP/p0"
 	pktgen_start; sleep "$1"; pktgen_stop
 	sleep 1
-	{ snap "$DUT" && xdp_td_snap; } >"$VMX_TMP/f1" || return 1
+	{ snap "$DUT" && testdev_queue_snap "$DUT" "$NQ" "$NQ" "$NX"; } >"$VMX_TMP/f1" || return 1
 	peer_snap >"$VMX_TMP/p1"
 	t=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'rx[0-9]+_xdp_tx')
 	e=$(sdelta "$VMX_TMP/f0" "$VMX_TMP/f1" 'rx[0-9]+_xdp_tx_errors')

@@ -598,13 +598,8 @@ NCH=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit
 # (td_rxQ, td_xdptxQ for queues 0 and 1, td_rx_inactive); qsnap FILE:
 # the driver's counters (snap) and the device's, into FILE.
 td_snap() {
-	local q v
-	for q in 0 1; do
-		v=$(testdev_stat "$TD" "rx-queue$q") || return 1
-		echo "td_rx$q $v"
-		v=$(testdev_stat "$TD" "tx-queue$((NCH + q))") || return 1
-		echo "td_xdptx$q $v"
-	done
+	local v
+	testdev_queue_snap "$TD" 2 "$NCH" 2 || return 1
 	v=$(testdev_stat "$TD" rx-inactive) || return 1
 	echo "td_rx_inactive $v"
 }

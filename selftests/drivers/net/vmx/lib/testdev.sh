@@ -169,6 +169,22 @@ testdev_queue_sum() {
 	echo "$s"
 }
 
+# testdev_queue_snap NIC NRX NQ NX: the device's per-queue frame counts as
+# snap lines (for sdelta): td_rxQ (delivered to RX queue Q,
+# stat-rx-queueQ) for Q < NRX, and td_xdptxX (sent from XDP TX queue X:
+# the device's TX queue NQ + X, after the NQ stack queues) for X < NX.
+testdev_queue_snap() {
+	local q v
+	for ((q = 0; q < $2; q++)); do
+		v=$(testdev_stat "$1" "rx-queue$q") || return 1
+		echo "td_rx$q $v"
+	done
+	for ((q = 0; q < $4; q++)); do
+		v=$(testdev_stat "$1" "tx-queue$(($3 + q))") || return 1
+		echo "td_xdptx$q $v"
+	done
+}
+
 # testdev_set NIC PROP VALUE: qom-set a property of a test-device NIC, e.g.
 # testdev_set nic1 fault link-flap (NIC as for testdev_stat).
 testdev_set() {
