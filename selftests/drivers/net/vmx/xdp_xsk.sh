@@ -689,8 +689,8 @@ frames_in() {
 # that key and table). The frames never reach a stack: any address does.
 FLOW_SRC=()
 rss_flows() {
-	local out key h q a ip
-	local -a tbl
+	local out key h q a b ip o1 o2 o3 o4
+	local -a tbl cand
 	ethtool -X "$DUT" equal "$NCH" || return 1
 	! ethtool -n "$DUT" rx-flow-hash udp4 | grep -q "L4 bytes" ||
 		{ echo "UDP over IPv4 hashed with its ports: one flow per frame"; return 1; }
@@ -698,9 +698,17 @@ rss_flows() {
 	key=$(awk 'k { print; exit } /^RSS hash key:/ { k = 1 }' <<<"$out")
 	read -r -a tbl <<<"$(awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) printf "%s ", $i }' <<<"$out")"
 	[ ${#tbl[@]} -gt 0 ] && [ -n "$key" ] || { echo "no key or table in ethtool -x:"; echo "$out"; return 1; }
+	# The queue is the hash's lowest bit (table entry h % size, entries
+	# alternating): over the last octet's .2-.60 that bit follows 6 key
+	# bits, all zero for one random key in 64 (one boot's key did that).
+	# Then the peer's address with each bit of its second and third
+	# octets flipped: 16 more key bits.
+	cand=()
+	for a in {2..60}; do cand+=("${PEER_IP%.*}.$a"); done
+	IFS=. read -r o1 o2 o3 o4 <<<"$PEER_IP"
+	for b in {0..7}; do cand+=("$o1.$o2.$((o3 ^ (1 << b))).$o4" "$o1.$((o2 ^ (1 << b))).$o3.$o4"); done
 	FLOW_SRC=()
-	for a in {2..60}; do
-		ip=${PEER_IP%.*}.$a
+	for ip in "${cand[@]}"; do
 		# shellcheck disable=SC2086 # the address bytes are words
 		h=$(toeplitz "$key" "$(printf '%02x' ${ip//./ } ${DUT_IP//./ })") || return 1
 		q=${tbl[h % ${#tbl[@]}]}
@@ -708,7 +716,7 @@ rss_flows() {
 		[ -n "${FLOW_SRC[0]:-}" ] && [ -n "${FLOW_SRC[1]:-}" ] && break
 	done
 	[ -n "${FLOW_SRC[0]:-}" ] && [ -n "${FLOW_SRC[1]:-}" ] ||
-		{ echo "no source address for each queue in ${PEER_IP%.*}.2-60"; return 1; }
+		{ echo "no source address for each queue among ${#cand[@]} (${PEER_IP%.*}.2-60, $PEER_IP's second and third octets a bit flipped each)"; return 1; }
 	echo "predicted: the flow from ${FLOW_SRC[0]} on queue 0, from ${FLOW_SRC[1]} on queue 1 (key ${key:0:11}.., ${#tbl[@]} table entries)"
 }
 
