@@ -7,7 +7,8 @@ Usage:
       vmxcount plugin's marks; per packet: instructions on the DUT vCPU,
       MMIO writes/reads per BAR register, interrupts; vmx/in-tree ratios.
       --check: exit 1 unless every cell of every driver has numbers (the
-      cells in the guest's lines, and CELLS, "TEST:MODE:SIZE ...").
+      cells in the guest's lines, and CELLS, "TEST:MODE:SIZE ...") and
+      no PROBLEM was found (e.g. an AF_XDP socket that missed frames).
   bench_report.py time RAW.jsonl OUT.json HOST_KERNEL QEMU_VERSION
       the wall-clock benchmark: medians, spread, ratios.
 Prints a table; writes the raw lines and the summary to OUT.json.
@@ -440,12 +441,40 @@ def virtio_table(summary):
             ("  MISS: " + ", ".join(miss)) if miss else ""))
 
 
+XSK_MODES = ("xsk-zc", "xsk-copy")
+
+
+def xsk_short(r, handled):
+    """What an AF_XDP cell's socket (and, l2fwd, the generator) missed of
+    the @handled frames its figures are divided by: one line each, none
+    when it got them all.
+
+    No frame may be missing, no margin: tools/bench-guest.sh count_xsk
+    reads both counts after the generator has finished (pktgen's start
+    returns once it has sent its count), the 0.2 s the cell leaves for the
+    last frames and the second marker. xsk_received is xsk_tool's total,
+    printed as it ends (stopped after these reads; rx also takes what is
+    left on its RX ring then); back, the generator's rx_packets, is read
+    after the marker too, before the socket stops. A frame not at the
+    socket or back at the generator by then was not handled inside the
+    counted window, so its cost is not in the cell's figures either;
+    back may only be larger (it counts whatever else reached the
+    generator)."""
+    out = []
+    got = r.get("xsk_received")
+    if got is None or got < handled:
+        out.append("the socket received %s of the %d frames handled" % (got, handled))
+    if r["test"] == "l2fwd" and r.get("back", 0) < handled:
+        out.append("%d of the %d frames handled came back" % (r.get("back", 0), handled))
+    return out
+
+
 def xsk_table(summary, na):
     """The AF_XDP cells (rxdrop, l2fwd; mode xsk-zc or xsk-copy): each
     driver's figures per packet, zero-copy against copy mode (vmx's target:
     CPU 0 per packet in zero-copy at most 0.6x copy mode's), and vmx
     against the other drivers in the same mode."""
-    rows = [r for r in summary if r["mode"] in ("xsk-zc", "xsk-copy")]
+    rows = [r for r in summary if r["mode"] in XSK_MODES]
     if not rows and not na:
         return
     print("\nAF_XDP (socket on CPU 0 with the DUT's NAPI; queue 0), per handled packet: "
@@ -459,13 +488,18 @@ def xsk_table(summary, na):
             if own is not None and d == "virtio_net":
                 own += dd.get("virtio_core", 0)
             cpu = dd.get("insn_dut_nospin", dd.get("insn_dut_net"))
-            print("  %-7s %-8s %4s %-10s own %5s cpu0 %6.0f devw %6.4f irq %6.4f socket %s back %s" % (
-                r["test"], r["mode"], r["size"], d, "%.0f" % own if own is not None else "-",
-                cpu, dd["dev_writes"], dd["irqs"],
-                "/".join(str(m.get("xsk_received")) for m in dd["loads"]),
-                "/".join(str(m["back"]) for m in dd["loads"])))
+            short = ["load %s: %s" % (m["load"], w) for m in dd["loads"]
+                     for w in m.get("xsk_short", [])]
+            print("  %-7s %-8s %4s %-10s own %5s cpu0 %6.0f devw %6.4f irq %6.4f socket %s back %s"
+                  " of handled %s%s" % (
+                      r["test"], r["mode"], r["size"], d, "%.0f" % own if own is not None else "-",
+                      cpu, dd["dev_writes"], dd["irqs"],
+                      "/".join(str(m.get("xsk_received")) for m in dd["loads"]),
+                      "/".join(str(m["back"]) for m in dd["loads"]),
+                      "/".join(str(m["handled"]) for m in dd["loads"]),
+                      ("  SHORT: " + "; ".join(short)) if short else ""))
     for (t, m, z, d), why in sorted(na.items()):
-        if m in ("xsk-zc", "xsk-copy"):
+        if m in XSK_MODES:
             print("  %-7s %-8s %4s %-10s not available: %s" % (t, m, z, d, why))
     print("zero-copy / copy mode per packet (CPU 0; own)")
     for (t, m, z), r in sorted(by.items()):
@@ -560,6 +594,10 @@ def count_main(argv):
                             % (r["driver"], r["test"], r["mode"], r["size"], r["load"],
                                r["packets"]))
             continue
+        short = xsk_short(r, handled) if r["mode"] in XSK_MODES else []
+        for why in short:
+            problems.append("%s %s %s %s load %s: %s" % (
+                r["driver"], r["test"], r["mode"], r["size"], r["load"], why))
         # vmxnet3's BAR0 registers (the doorbells and interrupt masks)
         bar0w = sum(w for k, (w, _) in c["regs"].items()
                     if k.split()[1].startswith(("IMR", "TXPROD", "RXPROD")))
@@ -587,6 +625,7 @@ def count_main(argv):
             "other_io": c["other_io"],
             "stats": r.get("stats", {}),
             "xsk_received": r.get("xsk_received"),
+            "xsk_short": short,
         }
         if c["hist"]:
             syms = load_syms("%s.kallsyms.%s" % (base, r["driver"]))
@@ -681,11 +720,15 @@ def count_main(argv):
             if not dd:
                 continue
             loads = " ".join("%.0f" % m["insn_dut_net"] for m in dd["loads"])
-            print("%-13s %-6s %4s | %-10s %8.0f %8.0f %13s %7.4f %7.4f %7.4f | %s" % (
+            # an AF_XDP load whose socket (or generator) missed frames:
+            # its figures are divided by frames it did not get
+            short = any(m.get("xsk_short") for m in dd["loads"])
+            print("%-13s %-6s %4s | %-10s %8.0f %8.0f %13s %7.4f %7.4f %7.4f | %s%s" % (
                 t[0] if i == 0 else "", t[1] if i == 0 else "", t[2] if i == 0 else "",
                 d, dd["insn_dut"], dd["insn_dut_net"], loads, dd["dev_writes"], dd["exits"],
                 dd["irqs"],
-                ratio if i == 0 else ""))
+                ratio if i == 0 else "",
+                "  SHORT: frames missing (see the AF_XDP table)" if short else ""))
         summary.append(row)
 
     print("\nMMIO accesses per packet by register (writes/reads; dut = the NIC "
@@ -800,6 +843,8 @@ def count_main(argv):
         if missing or problems:
             for m in missing:
                 print("bench check: no numbers for " + m, file=sys.stderr)
+            for p in problems:
+                print("bench check: " + p, file=sys.stderr)
             return 1
         print("bench check: every cell of %s has numbers" % " and ".join(sorted(drv)))
     return 0
