@@ -84,6 +84,9 @@ check:
 			tee $$d/log; \
 		! grep -E "warning|error" $$d/log; \
 	done
+	@echo "== tools/bench_report_test.py (the benchmark report's --check rules, offline)"
+	@mkdir -p $(SRC)/build; python3 tools/bench_report_test.py >$(SRC)/build/bench_report_test.log 2>&1 || \
+		{ cat $(SRC)/build/bench_report_test.log; exit 1; }
 
 # The debug kernel's tree is its own headers tree (tools/kernels/README.md).
 modules-debug:
