@@ -269,13 +269,14 @@ G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # faults: on command to the first NIC, at a seeded rate on the second
 # (every kind: link flaps, refused ACTIVATEs and eop-break too, testdev
 # patch 0016); TX completed 1 s late (third); one TX queue shared by XDP
-# and one completion per ring pass (fourth); then one NIC per quiesce-tx
+# and one completion per ring pass, 2 ms after the doorbell (fourth,
+# netconsole.sh: inside netpoll's one-jiffy spin); then one NIC per quiesce-tx
 # behaviour (drop, complete, late), TX processed 100 ms after the doorbell
 # (five times vmx's 20 ms settle wait at close, so a burst is still pending
 # at QUIESCE), late ones 10 s after QUIESCE (long after vmx would have
 # freed its rings, had it not reset the device; tdev_quiesce.sh).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=20000 --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=drop --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=complete --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=late,quiesce-late-us=10000000 --nic virtio"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=2000 --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=drop --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=complete --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=late,quiesce-late-us=10000000 --nic virtio"
 G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh
 	netconsole.sh tdev_quiesce.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
