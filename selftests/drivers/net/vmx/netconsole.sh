@@ -60,15 +60,20 @@ check "netconsole on $DUT -> $PEER_IP:$NC_PORT ($PEER_MAC)" nc_setup || { nc_res
 # arrived; fails when one is missing. A message that finds the TX queue
 # stopped or locked makes netpoll poll for up to a jiffy; the ones after
 # it, while it waits in netpoll's backlog, do not poll: a pause lets each
-# message find the queue for itself.
+# message find the queue for itself. With NC_BQL set (the batching NIC
+# under load, below) BQL holds one skb in flight while the messages are
+# written, and has its usual limit again while they drain.
+NC_BQL='' NC_BQL_MAX=''
 got() { grep -c "vmx-nc $1 " "$NCLOG" 2>/dev/null; }
 _got_all() { [ "$(got "$1")" -ge "$M" ]; }
 burst() {
 	local i
+	[ -z "$NC_BQL" ] || echo 0 > "$NC_BQL" || return 1
 	for i in $(seq "$M"); do
 		echo "<4>vmx-nc $1 $i of $M" > /dev/kmsg
 		[ -z "${2:-}" ] || sleep "$2"
 	done
+	[ -z "$NC_BQL" ] || echo "$NC_BQL_MAX" > "$NC_BQL" || return 1
 	wait_for 20 _got_all "$1"
 	echo "$(got "$1") of $M messages tagged $1 arrived at the peer"
 	_got_all "$1"
@@ -125,18 +130,6 @@ under_load() {
 	# the shared queue: a ring the stack never fills (BQL stops it first),
 	# so XDP frames do not fill its tail either
 	ethtool -G "$DUT" tx "$([ -n "$BATCH" ] && echo 1024 || echo 64)" || echo "ethtool -G $DUT tx failed"
-	# netpoll polls only when it finds the queue stopped or locked, and
-	# reaps only completions that arrive while it spins (a jiffy, 4 ms at
-	# HZ 250). On the batching NIC BQL holds one skb in flight
-	# (limit_max 0): the queue is stopped from each skb until the
-	# device's pass 2 ms after its doorbell, so a message that finds no
-	# backlog polls and reaps that pass, on any machine. (Left to iperf3,
-	# a slow machine's 2000 frames a second never stopped the queue:
-	# netpoll_poll_dev ran 0 times.)
-	BQL=/sys/class/net/$DUT/queues/tx-0/byte_queue_limits/limit_max
-	if [ -n "$BATCH" ]; then
-		BQL_MAX=$(cat "$BQL") && echo 0 > "$BQL" || { echo "cannot set $BQL"; return 1; }
-	fi
 	wait_carrier "$DUT" 10 || return 1
 	pktgen_setup "$DUT_MAC" 0 60 "$XDP_PORT_TX" || return 1
 	if [ -n "$BATCH" ]; then
@@ -161,6 +154,20 @@ under_load() {
 	ipf=$!
 	x0=$(estat "$DUT" 'rx[0-9]+_xdp_tx')
 	[ -z "$BATCH" ] || c0=$(testdev_stat "$DUT" tx-comp-batched) || return 1
+	# netpoll polls only when it finds the queue stopped or locked, and
+	# reaps only completions that arrive while it spins (a jiffy, 4 ms at
+	# HZ 250). On the batching NIC BQL holds one skb in flight while the
+	# messages are written (limit_max 0, burst): the queue is stopped
+	# from each skb until the device's pass 2 ms after its doorbell, so a
+	# message that finds no backlog polls and reaps that pass, on any
+	# machine. (Left to iperf3, a slow machine's 2000 frames a second
+	# never stopped the queue: netpoll_poll_dev ran 0 times.) The usual
+	# limit is back while they drain: netpoll's backlog sends one skb per
+	# try, 100 ms apart while the queue is stopped.
+	if [ -n "$BATCH" ]; then
+		NC_BQL=/sys/class/net/$DUT/queues/tx-0/byte_queue_limits/limit_max
+		NC_BQL_MAX=$(cat "$NC_BQL") || { NC_BQL=''; return 1; }
+	fi
 	pktgen_start
 	sleep 2
 	trace_start || { echo "cannot trace netpoll_poll_dev"; rc=1; }
@@ -170,7 +177,8 @@ under_load() {
 	[ -z "$BATCH" ] || burst paced 0.03 || rc=1
 	taskset -pc 0-1 $$ >/dev/null
 	trace_stop
-	[ -z "$BATCH" ] || echo "$BQL_MAX" > "$BQL"
+	[ -z "$NC_BQL" ] || echo "$NC_BQL_MAX" > "$NC_BQL"
+	NC_BQL=''
 	pktgen_stop
 	wait "$ipf" || { echo "iperf3 failed:"; tail -n 5 "$VMX_TMP/iperf-nc.log"; rc=1; }
 	grep -E 'sender|receiver' "$VMX_TMP/iperf-nc.log"
