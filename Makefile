@@ -75,6 +75,8 @@ all-kernels: modules
 		$(MAKE) -C $$k M=$$d modules KCFLAGS="$(KCFLAGS)"; \
 	done
 
+# W=1 + sparse against every installed 6.1/6.12 tree (a warning fails), then
+# the benchmark report's --check rules on synthetic lines (no guest)
 check:
 	@set -e; for k in $(ALL_KDIRS); do \
 		v=$${k#/usr/src/linux-headers-}; d=$(SRC)/build/check-$$v; \
