@@ -365,12 +365,13 @@ count_xsk() {
 }
 
 # count_xsk_queue0: every entry of the DUT's RSS indirection table to
-# queue 0 (as selftests' xdp_xsk.sh rss_to 0); false when the driver or
-# device has no table to set. That is fine where nothing steers (stock
-# QEMU: the in-tree vmxnet3 without RSS, virtio_net without
-# VIRTIO_NET_F_RSS refuse it, and ethtool -x shows no table); a table
-# ethtool -x shows with another queue in it is logged (the socket may miss
-# the flow, which tools/bench_report.py then reports).
+# queue 0 (as selftests' xdp_xsk.sh rss_to 0); false when the driver
+# refuses it (virtio_net without VIRTIO_NET_F_RSS: no table to set). That
+# is fine where nothing steers (stock QEMU's vmxnet3 model ignores the
+# table a driver writes; ethtool -x then shows none or one on queue 0); a
+# refusal with a table ethtool -x shows with another queue in it is
+# logged (the socket may miss the flow, which tools/bench_report.py then
+# reports).
 count_xsk_queue0() {
 	local other
 	ethtool -X "$DUT" equal 1 2>/tmp/rss.err && return 0
