@@ -120,6 +120,13 @@
 #   VMX_TCG_THREAD=single|multi  TCG threading of the guests (default here:
 #                     single; multi-threaded TCG can race with the kernel's
 #                     int3 text patching: static keys, BPF dispatcher).
+#   VMX_JOBS=N        guests at once (default: the number of cores, at most
+#                     2). With single-threaded TCG a guest keeps one core
+#                     busy, so two cores run two groups side by side; one
+#                     while the test device's QEMU builds; benchsmoke
+#                     always alone, last. Tests must pass with a guest
+#                     beside them: a test that needs a quiet machine is a
+#                     defect of the test.
 #   VMX_APPEND="..."  extra guest kernel arguments for every group, e.g.
 #                     "slub_debug=FZPU page_poison=1 kfence.sample_interval=5"
 #                     when hunting a memory corruption.
@@ -140,8 +147,10 @@
 #
 # The test device's QEMU is built (tools/testdev/build.sh: about 11 minutes
 # from scratch, seconds when cached in /var/cache/vmx-testdev) in the
-# background, niced, while the stock-QEMU groups run; the test-device
-# groups wait for it and run after every other selected group.
+# background, niced, while the stock-QEMU groups run one at a time; the
+# test-device groups wait for it and start after every other selected
+# group has started. Progress lines carry the group's name ("[core]")
+# when guests run side by side; the summary keeps the groups' order.
 #
 # Results: RESULTS/check.log (make check), RESULTS/testdev-build.log,
 # RESULTS/<group>/console.log
@@ -557,6 +566,7 @@ fi
 TD_PID=
 TD_START=
 TD_OK=
+TD_RC=
 if [ ${#TD_SEL[@]} -gt 0 ] && [ ${#SEL[@]} -gt 0 ]; then
 	say "test device QEMU: building in the background (tools/testdev/build.sh, log: $RESULTS/testdev-build.log)"
 	TD_START=$(date +%s)
@@ -569,8 +579,12 @@ testdev_wait() {
 	local rc w0
 	[ -z "$TD_OK" ] || return "$TD_OK"
 	w0=$(date +%s)
-	wait "$TD_PID"
-	rc=$?
+	if [ -n "$TD_RC" ]; then
+		rc=$TD_RC
+	else
+		wait "$TD_PID"
+		rc=$?
+	fi
 	TIMES+=("testdev-build $(( $(cat "$RESULTS/.testdev-end" 2>/dev/null || date +%s) - TD_START ))s"
 		"testdev-wait $(( $(date +%s) - w0 ))s")
 	if [ $rc = 0 ]; then
@@ -865,21 +879,15 @@ for g in "${SUM_SEL[@]}"; do
 	SUMMARY+=("      group $g: summarized from $RESULTS/$g")
 done
 
-for g in "${SEL[@]}"; do
+# run_guest GROUP: boot the group's guest and run its tests (in the
+# background when VMX_JOBS allows several); the outcome goes to
+# GROUP/.guest ("exit-status seconds budget"), read by group_verdict.
+run_guest() {
+	local g=$1 gdir=$RESULTS/$1 budget t e gstart vrc tag=
+	local -a tests opts genv
 	read -r -a tests <<< "$(group_tests "$g")"
-	if [ ${#tests[@]} -eq 0 ]; then
-		continue
-	fi
-	if [ "$g" = benchsmoke ]; then
-		bench_smoke
-		continue
-	fi
-	if uses_testdev "$g" && ! testdev_wait; then
-		fail_groups "the test device's QEMU did not build" "$g"
-		continue
-	fi
-	gdir=$RESULTS/$g
 	mkdir -p "$gdir"
+	rm -f "$gdir/.guest"
 	budget=180
 	for t in "${tests[@]}"; do
 		budget=$((budget + $(test_timeout "$t" "$g") + 15))
@@ -900,16 +908,28 @@ for g in "${SEL[@]}"; do
 	gstart=$(date +%s)
 	# Progress: the per-test lines of guest-suite.sh and kernel trouble;
 	# everything with VERBOSE=1. The whole console is in console.log.
+	# Several guests at once: each line says whose it is.
 	filter='^vmx-suite:|Kernel panic|BUG:|Oops|WARNING:|^vm\.sh:'
 	[ "${VERBOSE:-0}" = 1 ] && filter=
+	[ "$JOBS" = 1 ] || tag="[$g] "
 	# make coverage (tools/coverage): the guest's records are named after the group
 	[ -z "${VMX_COVERAGE:-}" ] || export VMX_COVERAGE_TAG=$g
 	"$TOOLS_DIR/vm.sh" --kernel "${G_KERNEL[$g]}" "${opts[@]}" \
 		--timeout "$budget" --log "$gdir/console.log" \
 		-- tools/guest-suite.sh "${gdir#"$PROJ"/}" "${tests[@]}" 2>&1 |
-		grep --line-buffered -E "$filter" | sed -u 's/^/    /'
+		grep --line-buffered -E "$filter" | sed -u "s/^/    $tag/"
 	vrc=${PIPESTATUS[0]}
-	gsecs=$(( $(date +%s) - gstart ))
+	echo "$vrc $(( $(date +%s) - gstart )) $budget" > "$gdir/.guest"
+	say "group $g: guest done in $(( $(date +%s) - gstart ))s"
+}
+
+# group_verdict GROUP: the group's tests into the totals and the summary,
+# with what its guest's exit status says (crash, timeout).
+group_verdict() {
+	local g=$1 gdir=$RESULTS/$1 vrc=125 gsecs=- budget=- gnote t l
+	local -a tests
+	read -r -a tests <<< "$(group_tests "$g")"
+	[ ! -f "$gdir/.guest" ] || read -r vrc gsecs budget < "$gdir/.guest"
 	case $vrc in
 	0) gnote= ;;
 	3) gnote="GROUP COULD NOT START (kernel ${G_KERNEL[$g]} missing?)" ;;
@@ -924,14 +944,70 @@ for g in "${SEL[@]}"; do
 	for t in "${tests[@]}" kernel_log.sh; do
 		parse_test "$g" "$t"
 	done
-	say "group $g done in ${gsecs}s"
 	SUMMARY+=("      group $g: ${gsecs}s${gnote:+ - $gnote}")
 	# a crash or timeout says in the summary what the console saw of it
 	[ -z "$gnote" ] || while IFS= read -r l; do
 		SUMMARY+=("        console: $l")
 	done < <(crash_lines "$gdir/console.log")
 	TIMES+=("$g ${gsecs}s")
+}
+
+# The guests: up to VMX_JOBS at once (default: one per core, at most two:
+# a guest's TCG is one thread, so each has a core of its own), only one
+# while the test device's QEMU builds (the build gets the other core),
+# test-device groups once it is built; benchsmoke alone, after every guest
+# (it counts instructions on the host's QEMU). The summary keeps the
+# groups' order whatever order they end in.
+JOBS=${VMX_JOBS:-$(nproc)}
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || JOBS=1
+[ "$JOBS" -le 2 ] || JOBS=2
+declare -A RUNNING=()
+# td_building: the test device's QEMU is still being built.
+td_building() { [ -n "$TD_PID" ] && [ -z "$TD_OK" ] && [ -z "$TD_RC" ]; }
+# jobs_now: how many guests may run at this moment.
+jobs_now() {
+	if td_building; then echo 1; else echo "$JOBS"; fi
+}
+# reap_one: wait for a running guest to end, or the test device's build
+# (its status kept in TD_RC for testdev_wait): a second guest may start then.
+reap_one() {
+	local pid='' rc
+	local -a build=()
+	! td_building || build=("$TD_PID")
+	wait -n -p pid "${!RUNNING[@]}" "${build[@]}"
+	rc=$?
+	if [ -n "$pid" ] && [ "$pid" = "$TD_PID" ]; then
+		TD_RC=$rc
+	elif [ -n "$pid" ]; then
+		unset "RUNNING[$pid]"
+	fi
+}
+RAN=()
+BENCH=
+for g in "${SEL[@]}"; do
+	[ -n "$(group_tests "$g")" ] || continue
+	if [ "$g" = benchsmoke ]; then
+		BENCH=1
+		continue
+	fi
+	if uses_testdev "$g" && ! testdev_wait; then
+		fail_groups "the test device's QEMU did not build" "$g"
+		continue
+	fi
+	while [ ${#RUNNING[@]} -ge "$(jobs_now)" ]; do
+		reap_one
+	done
+	run_guest "$g" &
+	RUNNING[$!]=$g
+	RAN+=("$g")
 done
+while [ ${#RUNNING[@]} -gt 0 ]; do
+	reap_one
+done
+for g in "${RAN[@]}"; do
+	group_verdict "$g"
+done
+[ -z "$BENCH" ] || bench_smoke
 
 if [ ${#SUMMARY[@]} -eq 0 ]; then
 	say "no tests selected (TESTS='${TESTS:-}', groups: ${SEL[*]:-none})"

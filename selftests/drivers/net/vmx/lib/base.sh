@@ -6,7 +6,9 @@
 # interface variables) and waiting (wait_for, scaled). Sourcing it starts
 # nothing.
 
-VMX_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+_vmx_base=${BASH_SOURCE[0]%/*}
+[ "$_vmx_base" != "${BASH_SOURCE[0]}" ] || _vmx_base=.
+VMX_LIB_DIR=$(cd "$_vmx_base/.." && pwd)
 VMX_PROJECT=${VMX_PROJECT:-$(cd "$VMX_LIB_DIR/../../../.." && pwd)}
 VMX_DRIVER=${VMX_DRIVER:-vmx}
 VMX_DRIVER_NAME=${VMX_DRIVER_NAME:-$VMX_DRIVER}
@@ -23,6 +25,14 @@ FOREIGN_MAC=02:00:00:00:00:77
 DUT=
 DUT2=
 PEER=
+
+# kernel_release: what uname -r prints, without a process (a fork and
+# exec costs tens of milliseconds under TCG).
+kernel_release() {
+	local r
+	read -r r < /proc/sys/kernel/osrelease
+	echo "$r"
+}
 
 # ------------------------------------------------------------ waiting
 

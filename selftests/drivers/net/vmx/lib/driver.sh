@@ -8,7 +8,7 @@
 # and tools/bench.sh build only the top-level vmx.ko), else the one make
 # all-kernels built for the running kernel, else the top-level one.
 vmx_ko_path() {
-	local k="$VMX_PROJECT/build/$(uname -r)/vmx.ko"
+	local k="$VMX_PROJECT/build/$(kernel_release)/vmx.ko"
 	if [ -n "${VMX_KO:-}" ]; then
 		echo "$VMX_KO"
 	elif [ -f "$k" ]; then
@@ -69,16 +69,16 @@ dut_load() {
 	vmx)
 		ko=$(vmx_ko_path)
 		if [ ! -f "$ko" ]; then
-			echo "vmx.ko not found (looked for $VMX_PROJECT/build/$(uname -r)/vmx.ko and $VMX_PROJECT/vmx.ko)"
+			echo "vmx.ko not found (looked for $VMX_PROJECT/build/$(kernel_release)/vmx.ko and $VMX_PROJECT/vmx.ko)"
 			return 1
 		fi
-		v=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{print $1}')
-		if [ "$v" != "$(uname -r)" ]; then
-			echo "$ko is built for '$v', running $(uname -r)"
+		_vmx_ko_info "$ko"
+		if [ "$_ko_vermagic" != "$(kernel_release)" ]; then
+			echo "$ko is built for '$_ko_vermagic', running $(kernel_release)"
 			return 1
 		fi
-		for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
-			modprobe "$dep" || return 1
+		for dep in ${_ko_depends//,/ }; do
+			[ -d "/sys/module/$dep" ] || modprobe "$dep" || return 1
 		done
 		insmod "$ko" ${VMX_MODULE_PARAMS:-} || return 1
 		cov_record_load
@@ -87,6 +87,24 @@ dut_load() {
 		modprobe "$VMX_DRIVER"
 		;;
 	esac
+}
+
+# _vmx_ko_info KO: set _ko_vermagic (its kernel release) and _ko_depends
+# (comma-separated) from modinfo, kept in /tmp for the guest's life and
+# read again when KO is newer than what was kept (every test loads the
+# driver, the load loops many times; two modinfo and their pipes cost
+# about half a second under TCG).
+_vmx_ko_info() {
+	local c="/tmp/vmx-modinfo${1//\//_}" rest
+	if [ ! -s "$c" ] || [ "$1" -nt "$c" ]; then
+		_ko_vermagic=$(modinfo -F vermagic "$1" 2>/dev/null)
+		_ko_depends=$(modinfo -F depends "$1" 2>/dev/null)
+		# kept only when modinfo read it
+		[ -z "$_ko_vermagic" ] || printf '%s\n%s\n' "$_ko_vermagic" "$_ko_depends" > "$c"
+		_ko_vermagic=${_ko_vermagic%% *}
+		return 0
+	fi
+	{ read -r _ko_vermagic rest; read -r _ko_depends; } < "$c"
 }
 
 # make coverage (tools/coverage): where this load of vmx put its code, for
@@ -148,8 +166,10 @@ _count_is() { local a; a=($("${@:2}")); [ ${#a[@]} -ge "$1" ]; }
 
 # Wait until every vmxnet3 PCI device has an interface bound to the DUT driver.
 wait_dut_ifaces() {
+	local -a devs
 	local want
-	want=$(vmxnet3_pci_devs | wc -l)
+	mapfile -t devs < <(vmxnet3_pci_devs)
+	want=${#devs[@]}
 	[ "$want" -gt 0 ] || { echo "no vmxnet3 PCI device in this guest"; return 1; }
 	wait_for "${1:-10}" _count_is "$want" dut_ifaces ||
 		{ echo "expected $want $VMX_DRIVER_NAME interfaces, have: $(dut_ifaces | xargs)"; return 1; }
@@ -160,8 +180,9 @@ wait_dut_ifaces() {
 dut_up_driver() {
 	dut_load || { echo "loading $VMX_DRIVER failed"; return 1; }
 	wait_dut_ifaces 10 || return 1
-	DUT=$(dut_ifaces | sed -n 1p)
-	DUT2=$(dut_ifaces | sed -n 2p)
+	local -a ifs
+	mapfile -t ifs < <(dut_ifaces)
+	DUT=${ifs[0]:-} DUT2=${ifs[1]:-}
 	[ -n "$DUT" ]
 }
 
@@ -200,7 +221,7 @@ dut_forced_reset() {
 # kernel_at_least MAJOR MINOR: the running kernel is MAJOR.MINOR or newer.
 kernel_at_least() {
 	local v
-	v=$(uname -r)
+	v=$(kernel_release)
 	IFS=. read -r -a v <<<"${v%%-*}"
 	[ "${v[0]}" -gt "$1" ] || { [ "${v[0]}" = "$1" ] && [ "${v[1]}" -ge "$2" ]; }
 }

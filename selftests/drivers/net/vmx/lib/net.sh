@@ -38,7 +38,8 @@ peer_setup() {
 	else
 		wait_for 10 _count_is 1 ifaces_by_driver virtio_net ||
 			{ echo "no virtio_net interface for the peer"; return 1; }
-		PEER=$(ifaces_by_driver virtio_net | sed -n 1p)
+		PEER=$(ifaces_by_driver virtio_net)
+		PEER=${PEER%%$'\n'*}
 	fi
 	ip netns add "$PEER_NS" || return 1
 	ip link set "$PEER" netns "$PEER_NS" || return 1
