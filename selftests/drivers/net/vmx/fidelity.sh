@@ -4,7 +4,9 @@
 # mix on one test-device NIC per revision (strict mode on, as everywhere),
 # and every strict-mode violation it causes is printed by kind. A rule the
 # in-tree driver breaks is a rule ESXi does not enforce, or an in-tree
-# defect: either way it must be looked at, so any violation fails here.
+# defect: either way it must be looked at, so any violation fails here,
+# except the one in-tree defect written down in tools/testdev/README.md
+# (known_defect below).
 # What the in-tree driver's traffic does is printed part by part, and a
 # part that fails is reported (a difference between the test device and
 # ESXi, or an in-tree defect, written down in tools/testdev/README.md) but
@@ -13,8 +15,8 @@
 # tunnel encoding (offload mode 1) differs from revision 7+ (checked byte
 # for byte, with the device's tunnel counters, by tdev_revtraffic.sh):
 # every part must work, and its violation counts are printed the same way.
-# VMX_FIDELITY_DRIVERS (default "vmxnet3 vmx") picks the halves: group
-# tdevrev (make test) runs vmx's, group tdevfid (make test-extra) both.
+# VMX_FIDELITY_DRIVERS (default "vmxnet3 vmx") picks the halves; group
+# tdevrev (make test) runs both.
 #
 # The mix, on each NIC in turn (it takes the DUT's addresses): small and
 # 1400-byte pings (the RX data ring from revision 3), TCP over IPv4 and
@@ -108,9 +110,13 @@ xdp_bounce() {
 	return $rc
 }
 
-# mix IF: the traffic mix on IF, which takes the DUT's addresses.
+# mix IF REV NIC: the traffic mix on IF (test-device NIC NIC, revision
+# REV), which takes the DUT's addresses. The VXLAN part's violations are
+# told apart from the rest's: NIC's counts before and after it go to
+# $VMX_TMP/vxlan.NIC (two lines).
 mix() {
-	local rc=0 q rev=$2
+	local rc=0 q rev=$2 nic=$3
+	rm -f "$VMX_TMP/vxlan.$nic"
 	dut_move_to "$1" || { echo "$1 did not come up"; return 1; }
 	step "pings of 56 and 1400 bytes" eval 'dut_ping -c 10 -i 0.02 -w 10 "$PEER_IP" && dut_ping -c 5 -i 0.02 -w 10 -s 1400 "$PEER_IP"' || rc=1
 	VMX_IPERF_TIME=1 step "TCP/IPv4 out" iperf_check || rc=1
@@ -126,7 +132,9 @@ mix() {
 		VMX_IPERF_TIME=1 step "$q queues: 4 TCP streams in" iperf_check -P 4 -R || rc=1
 	fi
 	if [ "$rev" -ge 4 ]; then
+		testdev_nic_violations "$nic" > "$VMX_TMP/vxlan.$nic"
 		step "TCP through VXLAN ($(ethtool -k "$DUT" | sed -n 's/^tx-udp_tnl-segmentation: //p') tunnel TSO)" tunnel_tcp || rc=1
+		testdev_nic_violations "$nic" >> "$VMX_TMP/vxlan.$nic"
 	fi
 	step "XDP_TX of 32 frames" xdp_bounce
 	case $? in
@@ -145,14 +153,24 @@ kinds_delta() {
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		n = split(a, x, " "); for (i = 1; i <= n; i++) { split(x[i], kv, "="); old[kv[1]] = kv[2] }
 		n = split(b, x, " "); for (i = 1; i <= n; i++) { split(x[i], kv, "=")
-			if (kv[2] > old[kv[1]]) printf "%s%s +%d", s, kv[1], kv[2] - old[kv[1]]; s = ", " } }'
+			if (kv[2] > old[kv[1]]) { printf "%s%s +%d", s, kv[1], kv[2] - old[kv[1]]; s = ", " } } }'
+}
+
+# The in-tree defect written down in tools/testdev/README.md ("The in-tree
+# driver on the test device"): from revision 7 the in-tree vmxnet3 sends
+# tunnel checksum requests with no capability granted in DCR0, which the
+# device refuses as tx-desc. Only there, only that kind, only in the VXLAN
+# part; any other violation of the in-tree driver fails, as every one of
+# vmx's does.
+known_defect() {
+	[ "$1" = vmxnet3 ] && [ "$2" -ge 7 ] && [[ $3 =~ ^tx-desc\ \+[0-9]+$ ]]
 }
 
 # one_driver DRIVER REVS: load DRIVER, run the mix on each plain
 # test-device NIC whose revision is in REVS ("all" for every one), count
 # its violations by kind.
 one_driver() {
-	local drv=$1 revs=$2 ifc nic rev v0 v1 d q seen=" "
+	local drv=$1 revs=$2 ifc nic rev v0 v1 d q seen=" " vb va dv dr
 	VMX_DRIVER=$drv VMX_DRIVER_NAME=$drv
 	dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; fail "$drv loads" "no interfaces"; return; }
 	for ifc in $(dut_ifaces); do ip addr flush dev "$ifc"; ip link set "$ifc" down; done
@@ -165,10 +183,24 @@ one_driver() {
 		seen+="$rev "
 		q=$(testdev_prop "$nic" max-rx-queues)
 		v0=$(testdev_nic_violations "$nic")
-		check "$drv, revision $rev ($nic${q:+, $q queues}): traffic mix" mix "$ifc" "$rev"
+		check "$drv, revision $rev ($nic${q:+, $q queues}): traffic mix" mix "$ifc" "$rev" "$nic"
 		v1=$(testdev_nic_violations "$nic")
 		d=$(kinds_delta "$v0" "$v1")
 		echo "# $drv revision $rev $nic: strict violations by kind: ${d:-none}"
+		# the VXLAN part's (dv) and the rest's (dr)
+		dv= dr=$d
+		if [ -s "$VMX_TMP/vxlan.$nic" ]; then
+			{ read -r vb; read -r va; } < "$VMX_TMP/vxlan.$nic"
+			dv=$(kinds_delta "$vb" "$va")
+			dr=$(kinds_delta "$v0" "$vb")
+			d=$(kinds_delta "$va" "$v1")
+			dr=${dr:+$dr${d:+, }}$d
+		fi
+		if [ -n "$dv" ] && known_defect "$drv" "$rev" "$dv"; then
+			echo "#   in the VXLAN part: $dv, the in-tree defect written down (tunnel checksum requests without the DCR0 capability)"
+			dv=
+		fi
+		d=${dv:+VXLAN part: $dv${dr:+; }}${dr:+other parts: $dr}
 		[ -z "$d" ] && ok "$drv, revision $rev ($nic): no strict violation" ||
 			fail "$drv, revision $rev ($nic): no strict violation" "$d"
 		ip addr flush dev "$DUT"
