@@ -285,12 +285,13 @@ bench_pktgen() {
 		echo 'udp_dst_min ${PG_PORT:-9}' > \$p; echo 'udp_dst_max ${PG_PORT:-9}' > \$p"
 }
 
-# bench_pktgen_sent IFACE THREAD NETNS-CMD...: packets sent; frees the thread.
+# bench_pktgen_sent IFACE THREAD NETNS-CMD...: packets sent (the library's
+# pg_sent, read in that netns); frees the thread.
 bench_pktgen_sent() {
 	local ifn=$1 thr=$2
 	shift 2
-	"$@" bash -c "sed -n 's/.*pkts-sofar: *\([0-9]*\).*/\1/p' /proc/net/pktgen/$ifn | head -n1
-		echo rem_device_all > /proc/net/pktgen/$thr"
+	pg_sent "$ifn" "$@"
+	"$@" sh -c "echo rem_device_all > /proc/net/pktgen/$thr"
 }
 
 # count_emit DRIVER LOAD TEST MODE SIZE PACKETS PPS NOBUF BACK MARK0 MARK1
@@ -360,21 +361,22 @@ count_xsk() {
 	local steered=0
 	count_xsk_queue0 && steered=1
 	count_xsk_run "$@"
-	[ $steered = 0 ] || ethtool -X "$DUT" default ||
+	[ $steered = 0 ] || rss_default "$DUT" ||
 		log "ethtool -X $DUT default failed: the indirection table still sends every flow to queue 0"
 }
 
 # count_xsk_queue0: every entry of the DUT's RSS indirection table to
-# queue 0 (as selftests' xdp_xsk.sh rss_to 0); false when the driver
-# refuses it (virtio_net without VIRTIO_NET_F_RSS: no table to set). That
-# is fine where nothing steers (stock QEMU's vmxnet3 model ignores the
-# table a driver writes; ethtool -x then shows none or one on queue 0); a
-# refusal with a table ethtool -x shows with another queue in it is
-# logged (the socket may miss the flow, which tools/bench_report.py then
-# reports).
+# queue 0 (the library's rss_all_to_queue0, as the selftests' AF_XDP
+# sockets on queue 0; nothing to set with one channel, the virtio DUT's
+# one queue pair); false when the driver refuses it (virtio_net without
+# VIRTIO_NET_F_RSS: no table to set). That is fine where nothing steers
+# (stock QEMU's vmxnet3 model ignores the table a driver writes; ethtool
+# -x then shows none or one on queue 0); a refusal with a table ethtool
+# -x shows with another queue in it is logged (the socket may miss the
+# flow, which tools/bench_report.py then reports).
 count_xsk_queue0() {
 	local other
-	ethtool -X "$DUT" equal 1 2>/tmp/rss.err && return 0
+	rss_all_to_queue0 "$DUT" 2>/tmp/rss.err && return 0
 	other=$(ethtool -x "$DUT" 2>/dev/null | awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) if ($i != 0) n++ }
 		END { print n + 0 }')
 	[ "$other" = 0 ] ||
@@ -385,11 +387,11 @@ count_xsk_queue0() {
 # count_xsk_run: count_xsk's cell, the DUT steering to queue 0.
 count_xsk_run() {
 	local drv=$1 load=$2 t=$3 mode=$4 size=$5 n=${BENCH_PACKETS:-20000}
-	local pps=${BENCH_PPS:-10000} xm want act=(rx) q=(-q) pid a b t0 t1
+	local pps=${BENCH_PPS:-10000} xm act=(rx) q=(-q) pid a b t0 t1
 	local sent oob0 oob1 back0 back1 got why
 	case $mode in
-	xsk-zc) xm=zc want=zero-copy ;;
-	xsk-copy) xm=copy want=copy ;;
+	xsk-zc) xm=zc ;;
+	xsk-copy) xm=copy ;;
 	*) log "unknown AF_XDP mode $mode"; return ;;
 	esac
 	[ "$t" = l2fwd ] && act=(fwd) q=()
@@ -400,8 +402,7 @@ count_xsk_run() {
 	taskset -c 0 "$XDP_PROGS/xsk_tool" -m "$xm" -t 3600 "${q[@]}" "$DUT" 0 "${act[@]}" \
 		>/dev/null 2>/tmp/xsk.err &
 	pid=$!
-	wait_for 20 xsk_started "$pid"
-	if ! grep -q "^xsk: ready ($want," /tmp/xsk.err; then
+	if ! xsk_ready_wait "$pid" /tmp/xsk.err || ! xsk_ready_mode /tmp/xsk.err "$xm" >/dev/null; then
 		why=$(grep -m1 -E '^xsk: (bind|ready)' /tmp/xsk.err)
 		xdp_stop "$pid"
 		count_na "$@" "${why:-the socket did not start}"
@@ -436,9 +437,6 @@ count_xsk_run() {
 	count_emit "$drv" "$load" "$t" "$mode" "$size" "${sent:-0}" "$pps" \
 		$((oob1 - oob0)) $((back1 - back0)) "$a" "$b" "$t0" "$t1" "\"xsk_received\":${got:-0},"
 }
-
-# xsk_started PID: xsk_tool PID said it is ready, or it ended.
-xsk_started() { grep -q '^xsk: ready' /tmp/xsk.err || ! kill -0 "$1" 2>/dev/null; }
 
 count_cell() { # driver load test mode size
 	local drv=$1 load=$2 t=$3 mode=$4 size=$5 n=${BENCH_PACKETS:-20000}

@@ -203,21 +203,18 @@ rf_closed() {
 	[[ ",$fl," != *,UP,* ]] || { echo "$DUT is still UP"; return 1; }
 	[ -z "$irqs" ] || { echo "IRQs still requested for $DUT"; return 1; }
 }
-_rf_started() { grep -q "^xsk: ready" "$VMX_TMP/rf.err" || ! kill -0 "$RF_PID" 2>/dev/null; }
 # rf_setup: xdp_redirect_xsk in place of xdp_pass, every flow to queue 0
 # (where the device steers), a zero-copy socket on queue 0 polled every
 # 5 ms by recvfrom and sendto with busy polling (xsk_tool -b -s)
 rf_setup() {
 	xdp_replace "$DUT" xdp_redirect_xsk || return 1
-	if [ "$(ethtool -l "$DUT" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')" -gt 1 ]; then
-		ethtool -X "$DUT" equal 1 || return 1
-	fi
+	rss_all_to_queue0 "$DUT" || return 1
 	"$XSK" -m zc -b 8 -s 5 -n $RF_N -t "$(scaled 400)" "$DUT" 0 rx >"$VMX_TMP/rf.out" 2>"$VMX_TMP/rf.err" &
 	RF_PID=$!
 	_vmx_bg+=("$RF_PID")
-	wait_for 20 _rf_started
+	xsk_ready_wait "$RF_PID" "$VMX_TMP/rf.err"
 	cat "$VMX_TMP/rf.err"
-	grep -q "^xsk: ready (zero-copy," "$VMX_TMP/rf.err"
+	xsk_ready_mode "$VMX_TMP/rf.err" zc
 }
 # rf_cycle: a pm_test cycle whose resume the device refuses
 rf_cycle() {
@@ -307,7 +304,7 @@ elif check "AF_XDP zero-copy socket on queue 0, busy polling with sendto (xsk_to
 	check "the zero-copy socket bound before the suspend survives" rf_alive
 	check "ip link set up: carrier, ping, TCP" rf_up
 	check "the zero-copy socket receives $RF_N frames again, bytes exact; its sendto got ENETDOWN while closed" rf_xsk_rx
-	ethtool -X "$DUT" default 2>/dev/null
+	rss_default "$DUT" 2>/dev/null
 else
 	kill "$RF_PID" 2>/dev/null
 fi

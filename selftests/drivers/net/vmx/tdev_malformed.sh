@@ -149,10 +149,10 @@ xsk_small_buffers() {
 	"$XSK" -m zc -f 2048 -t 30 "$DUT" 1 rx >"$VMX_TMP/xsk.out" 2>"$VMX_TMP/xsk.err" &
 	pid=$!
 	_vmx_bg+=("$pid")
-	wait_for 20 grep -q "^xsk: ready" "$VMX_TMP/xsk.err" ||
+	xsk_ready_wait "$pid" "$VMX_TMP/xsk.err" ||
 		{ cat "$VMX_TMP/xsk.err"; kill "$pid" 2>/dev/null; xdp_detach "$DUT"; return 1; }
 	grep "^xsk: ready" "$VMX_TMP/xsk.err"
-	grep -q "^xsk: ready (zero-copy," "$VMX_TMP/xsk.err" || { echo "not bound in zero-copy mode"; rc=1; }
+	xsk_ready_mode "$VMX_TMP/xsk.err" zc || rc=1
 	x0=$(estat "$DUT" rx1_xdp_packets)
 	ethtool -X "$DUT" weight 0 1 || rc=1
 	peer_ping -c 5 -i 0.2 -s 1000 "$DUT_IP" >/dev/null 2>&1

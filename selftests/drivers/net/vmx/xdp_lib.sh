@@ -138,6 +138,29 @@ peer_send() {
 		"$(mac_of "$DUT")" "$DUT_IP" "$1" "$2" ${3:+--save "$3"}
 }
 
+# ------------------------------------------------------------ AF_XDP
+# progs/xsk_tool says "xsk: ready (zero-copy|copy, need_wakeup on|off...)"
+# on stderr once its socket is bound, its fill ring filled and the socket
+# in the XDP program's XSKMAP: frames sent before that miss the socket. A
+# setup error (a bind the driver refuses: "xsk: bind (zc): ...") ends the
+# tool instead.
+
+# xsk_ready_wait PID ERRFILE: wait (20 s at most) until xsk_tool PID, its
+# stderr in ERRFILE, said it is ready or ended; true when it said ready.
+xsk_ready_wait() {
+	wait_for 20 _xsk_ready_or_gone "$1" "$2"
+	grep -q '^xsk: ready' "$2"
+}
+_xsk_ready_or_gone() { grep -q '^xsk: ready' "$2" || ! kill -0 "$1" 2>/dev/null; }
+
+# xsk_ready_mode ERRFILE zc|copy: the ready line in ERRFILE says the socket
+# is bound in that mode (zero-copy or copy); says so when it is not.
+xsk_ready_mode() {
+	local m=copy
+	[ "$2" = zc ] && m=zero-copy
+	grep -q "^xsk: ready ($m," "$1" || { echo "socket not in $m mode"; return 1; }
+}
+
 # ------------------------------------------------------------ pktgen
 # pktgen runs in the peer netns and sends 60-byte UDP frames to the DUT.
 
@@ -175,7 +198,7 @@ pktgen_stop() {
 }
 
 # pktgen_sent: frames sent by the last run.
-pktgen_sent() { pexec awk '/pkts-sofar:/ {print $2}' "/proc/net/pktgen/$PEER"; }
+pktgen_sent() { pg_sent "$PEER" pexec; }
 
 # ------------------------------------------------------------ xdp-bench
 

@@ -166,15 +166,13 @@ check "ping works after the cpumap runs" ping_ok
 # the test device) the indirection table sends everything there first.
 xsk_rx() {
 	local n=24 pid
-	if [ "$(ethtool -l "$DUT" | awk '/^Combined:/ { n = $2 } END { print n }')" -gt 1 ]; then
-		ethtool -X "$DUT" equal 1 || return 1
-	fi
+	rss_all_to_queue0 "$DUT" || return 1
 	xdp_attach "$DUT" xdp_redirect_xsk || return 1
 	xdp_native "$DUT" xdp_redirect_xsk || return 1
 	"$XDP_PROGS/xsk_tool" -n $n "$DUT" 0 rx >"$VMX_TMP/xsk.out" 2>"$VMX_TMP/xsk.err" &
 	pid=$!
-	if ! wait_for 15 grep -q "xsk: ready" "$VMX_TMP/xsk.err"; then
-		kill "$pid"; wait "$pid"; cat "$VMX_TMP/xsk.err"; return 1
+	if ! xsk_ready_wait "$pid" "$VMX_TMP/xsk.err"; then
+		kill "$pid" 2>/dev/null; wait "$pid"; cat "$VMX_TMP/xsk.err"; return 1
 	fi
 	snap "$DUT" >"$VMX_TMP/x0"
 	peer_send $XDP_PORT_XSK $n "$VMX_TMP/xsk.sent" || return 1
@@ -187,7 +185,7 @@ xsk_rx() {
 	[ $rc = 0 ] && [ "$(sdelta "$VMX_TMP/x0" "$VMX_TMP/x1" 'rx[0-9]+_xdp_redirect')" = $n ]
 }
 check "AF_XDP copy mode: 24 frames via XSKMAP, bytes exact" xsk_rx
-ethtool -X "$DUT" default 2>/dev/null
+rss_default "$DUT" 2>/dev/null
 check "ping works with the XSK program attached" ping_ok
 xdp_detach "$DUT"
 check "no page_pool or XDP warning in the kernel log" dmesg_xdp_clean

@@ -91,7 +91,7 @@ peer_tx() { pexec cat "/sys/class/net/$PEER/statistics/tx_packets"; }
 # rss_to 0|1: every flow to queue 0 or 1 (only where the device steers).
 rss_to() {
 	[ $STEER = 1 ] || return 0
-	if [ "$1" = 0 ]; then ethtool -X "$DUT" equal 1
+	if [ "$1" = 0 ]; then rss_all_to_queue0 "$DUT"
 	else ethtool -X "$DUT" weight 0 1; fi
 }
 
@@ -102,13 +102,11 @@ rss_to() {
 XSK_PID=
 XSK_F=$VMX_TMP/xsk
 xsk_alive() { kill -0 "$XSK_PID" 2>/dev/null; }
-_xsk_started() { grep -q "^xsk: ready" "$XSK_F.err" || ! xsk_alive; }
 xsk_start() {
 	"$XSK" "$@" >"$XSK_F.out" 2>"$XSK_F.err" &
 	XSK_PID=$!
 	_vmx_bg+=("$XSK_PID")
-	wait_for 20 _xsk_started
-	if ! grep -q "^xsk: ready" "$XSK_F.err"; then
+	if ! xsk_ready_wait "$XSK_PID" "$XSK_F.err"; then
 		kill "$XSK_PID" 2>/dev/null
 		wait "$XSK_PID"
 		echo "xsk_tool $* exit status $?:"
@@ -126,11 +124,7 @@ xsk_end() {
 }
 
 # want_mode copy|zc: the socket xsk_start reported is bound in that mode.
-want_mode() {
-	local m=copy
-	[ "$1" = zc ] && m=zero-copy
-	grep -q "^xsk: ready ($m," "$XSK_F.err" || { echo "socket not in $m mode"; return 1; }
-}
+want_mode() { xsk_ready_mode "$XSK_F.err" "$1"; }
 
 # Sockets on several queues at once: xskq_start Q ARGS... is xsk_start
 # ARGS for the socket of queue Q (files $VMX_TMP/xsk.qQ.{out,err}, pid

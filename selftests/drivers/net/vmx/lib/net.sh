@@ -3,7 +3,8 @@
 # (sourced by lib.sh): running commands in the peer's netns (pexec),
 # carrier, setting up the peer and DUT's addresses (vmx_setup calls both),
 # MTU on both ends, MAC addresses, whether QEMU's backend takes TSO
-# frames, and a VXLAN/Geneve tunnel between the DUT and the peer.
+# frames, every RX flow to queue 0 (RSS), and a VXLAN/Geneve tunnel
+# between the DUT and the peer.
 
 # pexec CMD...: CMD in the peer's netns (ip netns exec: a process, a mount
 # namespace and a sysfs mount before CMD's own). The setup below runs one
@@ -116,6 +117,33 @@ qemu_tso_fragments() {
 	[[ "$v" == [0-9]* ]] || return 1
 	peer_has_tso && return 1
 	[ "${v%%.*}" -lt 8 ]
+}
+
+# ------------------------------------------------------------ RSS
+
+# combined_channels IF: IF's current number of combined channels (the
+# Combined line under "Current hardware settings" of ethtool -l); empty
+# when ethtool cannot tell.
+combined_channels() {
+	ethtool -l "$1" 2>/dev/null | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }'
+}
+
+# rss_all_to_queue0 IF: every RX flow of IF to queue 0, each entry of its
+# RSS indirection table naming queue 0 (ethtool -X IF equal 1). An AF_XDP
+# socket bound to queue 0 sees only that queue's frames, and a device that
+# steers (the test device with RSS) may hash a flow to another queue. With
+# one combined channel (or none ethtool shows) there is nothing to steer
+# and nothing is set: a driver may then have no table and refuse one.
+# Fails, with ethtool's error on stderr, when the driver refuses the table.
+# rss_default IF: the default table back (ethtool -X IF default); likewise
+# nothing with one channel.
+rss_all_to_queue0() {
+	[ "$(combined_channels "$1")" -gt 1 ] 2>/dev/null || return 0
+	ethtool -X "$1" equal 1
+}
+rss_default() {
+	[ "$(combined_channels "$1")" -gt 1 ] 2>/dev/null || return 0
+	ethtool -X "$1" default
 }
 
 # ------------------------------------------------------------ tunnels

@@ -5,10 +5,11 @@
 # the exit trap that ends the test). They get the settings and helpers the
 # tests use, from the same files: lib/base.sh (settings, wait_for),
 # lib/log.sh, lib/driver.sh (dut_load, ifaces_by_driver, nic_pci_devs,
-# pci_ifname...), lib/net.sh (peer_setup, pexec, wait_carrier, mac_of...),
-# lib/traffic.sh (pings, iperf_check, pg_setup...), lib/counters.sh (estat,
-# snap, sdelta, irq_counts...) and xdp_lib.sh (xdp_state, pktgen_setup,
-# bench_run...). Besides:
+# pci_ifname...), lib/net.sh (peer_setup, pexec, wait_carrier, mac_of,
+# rss_all_to_queue0...), lib/traffic.sh (pings, iperf_check, pg_setup,
+# pg_sent...), lib/counters.sh (estat, snap, sdelta, irq_counts...) and
+# xdp_lib.sh (xdp_state, xsk_ready_wait, pktgen_setup, bench_run...).
+# Besides:
 #   log MSG...  "NAME: MSG" on stderr, NAME is $VMX_TOOL (set it before
 #               sourcing; default the script's name)
 #   VMX_TMP     a scratch directory of this run, in the guest's /tmp

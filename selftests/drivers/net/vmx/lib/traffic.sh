@@ -233,7 +233,10 @@ tcp_exact() {
 
 # pg_setup IF COUNT: pktgen on IF (this netns), COUNT 60-byte frames (0:
 # until stopped or IF goes down), all on TX queue 0, UDP to the peer's
-# discard port at its MAC. pg_sent IF: frames pktgen sent so far.
+# discard port at its MAC. pg_sent IF [CMD...]: frames pktgen on IF sent
+# so far (pkts-sofar). pktgen's /proc/net/pktgen is per netns: with CMD
+# (pexec, ip netns exec NS) the file is read in IF's netns instead of this
+# one.
 _pgd() { echo "$2" >"/proc/net/pktgen/$1"; }
 pg_setup() {
 	local t ifc=$1
@@ -248,7 +251,11 @@ pg_setup() {
 	_pgd "$ifc" "dst $PEER_IP" && _pgd "$ifc" "dst_mac $(peer_mac)" &&
 	_pgd "$ifc" "udp_dst_min 9" && _pgd "$ifc" "udp_dst_max 9"
 }
-pg_sent() { awk '/pkts-sofar:/ { print $2 }' "/proc/net/pktgen/$1"; }
+pg_sent() {
+	local ifc=$1
+	shift
+	"$@" awk '/pkts-sofar:/ { print $2 }' "/proc/net/pktgen/$ifc"
+}
 
 # ------------------------------------------------------------ tunnel traffic
 # Byte-exact TCP through a VXLAN/Geneve tunnel (lib/net.sh's tunnel_up)
