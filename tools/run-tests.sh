@@ -125,8 +125,9 @@
 #                     single; multi-threaded TCG can race with the kernel's
 #                     int3 text patching: static keys, BPF dispatcher).
 #   VMX_JOBS=N        guests at once (default: the number of cores, at most
-#                     2; a value given is used as is). With single-threaded TCG a guest keeps one core
-#                     busy, so two cores run two groups side by side; one
+#                     2; a value given is used as is). With single-threaded
+#                     TCG a guest keeps one core busy, so two cores run
+#                     two groups side by side; one
 #                     while the test device's QEMU builds; benchsmoke
 #                     always alone, last. Tests must pass with a guest
 #                     beside them: a test that needs a quiet machine is a
@@ -880,7 +881,7 @@ done
 # background when VMX_JOBS allows several); the outcome goes to
 # GROUP/.guest ("exit-status seconds budget"), read by group_verdict.
 run_guest() {
-	local g=$1 gdir=$RESULTS/$1 budget t e gstart vrc tag=
+	local g=$1 gdir=$RESULTS/$1 budget t e gstart gsecs vrc tag=
 	local -a tests opts genv
 	read -r -a tests <<< "$(group_tests "$g")"
 	mkdir -p "$gdir"
@@ -916,8 +917,9 @@ run_guest() {
 		-- tools/guest-suite.sh "${gdir#"$PROJ"/}" "${tests[@]}" 2>&1 |
 		grep --line-buffered -E "$filter" | sed -u "s/^/    $tag/"
 	vrc=${PIPESTATUS[0]}
-	echo "$vrc $(( $(date +%s) - gstart )) $budget" > "$gdir/.guest"
-	say "group $g: guest done in $(( $(date +%s) - gstart ))s"
+	gsecs=$(( $(date +%s) - gstart ))
+	echo "$vrc $gsecs $budget" > "$gdir/.guest"
+	say "group $g: guest done in ${gsecs}s"
 }
 
 # group_verdict GROUP: the group's tests into the totals and the summary,
@@ -986,7 +988,7 @@ reap_one() {
 		fi
 	elif [ "$pid" = "$TD_PID" ]; then
 		TD_RC=$rc
-	elif [ -n "$pid" ]; then
+	else
 		unset "RUNNING[$pid]"
 	fi
 }

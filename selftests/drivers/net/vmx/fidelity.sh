@@ -132,7 +132,7 @@ mix() {
 	# the test device"), and the mix is there to reach every path
 	step "MTU 9000: 8972-byte pings, TCP out" jumbo_tcp || rc=1
 	step "TCP through VLAN 42" vlan_tcp || rc=1
-	q=$(ethtool -l "$DUT" 2>/dev/null | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	q=$(combined_channels "$DUT")
 	if [ "${q:-1}" -gt 1 ]; then
 		VMX_IPERF_TIME=1 step "$q queues: 4 TCP streams in" iperf_check -P 4 -R || rc=1
 	fi
@@ -175,7 +175,7 @@ known_defect() {
 # test-device NIC whose revision is in REVS ("all" for every one), count
 # its violations by kind.
 one_driver() {
-	local drv=$1 revs=$2 ifc nic rev v0 v1 d q seen=" " vb va dv dr
+	local drv=$1 revs=$2 ifc nic rev v0 v1 d q seen=" " vb va dv dr da
 	VMX_DRIVER=$drv VMX_DRIVER_NAME=$drv
 	dut_up_driver > "$VMX_TMP/up.out" 2>&1 || { diag < "$VMX_TMP/up.out"; fail "$drv loads" "no interfaces"; return; }
 	for ifc in $(dut_ifaces); do ip addr flush dev "$ifc"; ip link set "$ifc" down; done
@@ -193,13 +193,13 @@ one_driver() {
 		d=$(kinds_delta "$v0" "$v1")
 		echo "# $drv revision $rev $nic: strict violations by kind: ${d:-none}"
 		# the VXLAN part's (dv) and the rest's (dr)
-		dv= dr=$d
+		dv='' dr=$d
 		if [ -s "$VMX_TMP/vxlan.$nic" ]; then
 			{ read -r vb; read -r va; } < "$VMX_TMP/vxlan.$nic"
 			dv=$(kinds_delta "$vb" "$va")
 			dr=$(kinds_delta "$v0" "$vb")
-			d=$(kinds_delta "$va" "$v1")
-			dr=${dr:+$dr${d:+, }}$d
+			da=$(kinds_delta "$va" "$v1")
+			dr=${dr:+$dr${da:+, }}$da
 		fi
 		if [ -n "$dv" ] && known_defect "$drv" "$rev" "$dv"; then
 			known=$((known + ${dv##*+}))
