@@ -470,7 +470,8 @@ static int vmx_up(struct vmx_priv *vp)
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, &vp->qv[q].napi);
 	}
 	clear_bit(VMX_S_STOPPING, &vp->state);
-	netif_tx_start_all_queues(vp->netdev);
+	/* a wake, not a start: what the qdisc kept meanwhile goes out now */
+	netif_tx_wake_all_queues(vp->netdev);
 	vmx_update_link(vp);
 
 	*vmx_intr_ctrl(vp) &= cpu_to_le32(~VMX_INTR_CTRL_DISABLE_ALL);
@@ -560,6 +561,14 @@ static void vmx_down(struct vmx_priv *vp, bool closing)
 		vmx_queue_set_napi(vp->netdev, q, VMX_QTYPE_TX, NULL);
 		napi_disable(&vp->qv[q].napi);
 	}
+	/*
+	 * A completion that read VMX_S_STOPPING clear just before it was set
+	 * may have woken a queue after the netif_tx_disable() above; with
+	 * every NAPI instance stopped nothing wakes one now, so stop them
+	 * again: no frame reaches the rings until vmx_up() starts them, and
+	 * the caller may change what the stack sees (the MTU) meanwhile.
+	 */
+	netif_tx_disable(vp->netdev);
 	vmx_cmd_nr(vp, VMX_CMD_RESET_DEV);
 	/*
 	 * The device writes nothing more. What it completed after the last
