@@ -44,7 +44,8 @@
 #             netconsole on a NIC whose one TX queue XDP_TX shares and whose
 #             completions each cover a ring pass (netconsole.sh); TX
 #             pending at QUIESCE dropped, completed by QUIESCE, completed
-#             late (at RESET_DEV) (tdev_quiesce.sh)
+#             late (at RESET_DEV) (tdev_quiesce.sh); a TX queue the device
+#             stalls past the stack's TX watchdog (tdev_txstall.sh)
 #   tdevrev   6.12, one test-device NIC per revision 1..9 (LARGE_BAR offered
 #             at 7 and 9), 4 vCPUs; one NIC reports 4 TX / 4 RX queues:
 #             XDP shares the stack TX queues (tdev_queues.sh); one completes
@@ -288,11 +289,13 @@ G_ENV[tdev]="VMX_MODE=msix testdev monitor;VMX_EXPECT_REV=9"
 # behaviour (drop, complete, late), TX processed 100 ms after the doorbell
 # (five times vmx's 20 ms settle wait at close, so a burst is still pending
 # at QUIESCE), late ones 10 s after QUIESCE (long after vmx would have
-# freed its rings, had it not reset the device; tdev_quiesce.sh).
+# freed its rings, had it not reset the device; tdev_quiesce.sh); last a
+# NIC that serves TX 20 s after the doorbell, a stall the stack's 5 s TX
+# watchdog sees (tdev_txstall.sh).
 G_KERNEL[tdevx]=6.12
-G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=2000 --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=drop --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=complete --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=late,quiesce-late-us=10000000 --nic virtio"
+G_OPTS[tdevx]="--nic vmxnet3t:tx-delay-us=200,tx-delay-step-us=300,intr-min-gap-us=100 --nic vmxnet3t:fault-rate=2000,fault-seed=13,fault-kinds=0x1ff --nic vmxnet3t:tx-delay-us=1000000 --nic vmxnet3t:max-tx-queues=1,tx-comp-batch=on,tx-delay-us=2000 --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=drop --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=complete --nic vmxnet3t:tx-delay-us=100000,quiesce-tx=late,quiesce-late-us=10000000 --nic vmxnet3t:tx-delay-us=20000000 --nic virtio"
 G_TESTS[tdevx]="tdev_async.sh tdev_faults.sh tdev_malformed.sh tdev_contract.sh
-	netconsole.sh tdev_quiesce.sh"
+	netconsole.sh tdev_quiesce.sh tdev_txstall.sh"
 G_ENV[tdevx]="VMX_MODE=msix testdev monitor"
 # One test-device NIC per revision (1, 3, 4, 6, 7, 9, 9 with capabilities
 # and disabled offloads, 6 with 4 queues, 9 asking for RX producer writes

@@ -51,13 +51,15 @@ ROUNDS=${VMX_QUIESCE_ROUNDS:-1}
 SETTLE_US=20000
 
 # QZ_IFS: "IF NIC MODE" per NIC with quiesce-tx set and a TX delay long
-# enough that the settle wait ends with TX still pending
+# enough that the settle wait ends with TX still pending, and short of the
+# stack's 5 s TX watchdog (a longer one is a stall: tdev_txstall.sh)
 QZ_IFS=()
 for i in $(dut_ifaces); do
 	n=$(testdev_nic_of "$i" 2>/dev/null) || continue
 	m=$(testdev_prop "$n" quiesce-tx)
 	d=$(testdev_prop "$n" tx-delay-us)
-	[ -n "$m" ] && [ "${d:-0}" -gt $((2 * SETTLE_US)) ] && QZ_IFS+=("$i $n $m")
+	[ -n "$m" ] && [ "${d:-0}" -gt $((2 * SETTLE_US)) ] && [ "${d:-0}" -lt 5000000 ] &&
+		QZ_IFS+=("$i $n $m")
 done
 if ! have_hmp; then
 	skip "QUIESCE with TX pending" "no QEMU monitor in the guest (vm.sh --guest-monitor)"

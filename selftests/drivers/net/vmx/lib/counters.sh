@@ -182,25 +182,26 @@ qstats_totals() {
 # not an instance's: "# vmx-expects: resets<=N" and "bad_desc<=N" (lib/log.sh)
 # bound the sum over every instance and interface, so the counts of the
 # instances already gone are kept in $VMX_TMP/err-state:
-#   UNLOADS CHECKED RESETS BAD FORCED
+#   UNLOADS CHECKED RESETS BAD FORCED TIMEOUTS
 # unloads so far, the current instance already checked (1: vmx_done's
 # check, its cleanup's unload does not check again), resets beyond the
 # forced ones and bad completions of the instances checked so far, lines
-# of $VMX_TMP/forced-resets (dut_forced_reset) those instances consumed.
+# of $VMX_TMP/forced-resets (dut_forced_reset) those instances consumed,
+# the stack's TX timeouts of the instances checked so far.
 # Shell builtins but one ethtool per interface: this runs before every
 # unload, hundreds of times a run under TCG, where a fork costs tens of ms.
 
-# The bounds are lib/log.sh's _VMX_RESETS_BOUND and _VMX_BAD_BOUND (the
-# test's header, read once).
+# The bounds are lib/log.sh's _VMX_RESETS_BOUND, _VMX_BAD_BOUND and
+# _VMX_TO_BOUND (the test's header, read once).
 
 _vmx_err_state() {
-	_es_unloads=0 _es_checked=0 _es_resets=0 _es_bad=0 _es_forced=0
+	_es_unloads=0 _es_checked=0 _es_resets=0 _es_bad=0 _es_forced=0 _es_to=0
 	[ -r "$VMX_TMP/err-state" ] &&
-		read -r _es_unloads _es_checked _es_resets _es_bad _es_forced < "$VMX_TMP/err-state"
+		read -r _es_unloads _es_checked _es_resets _es_bad _es_forced _es_to < "$VMX_TMP/err-state"
 	return 0
 }
 _vmx_err_state_save() {
-	echo "$_es_unloads $_es_checked $_es_resets $_es_bad $_es_forced" > "$VMX_TMP/err-state"
+	echo "$_es_unloads $_es_checked $_es_resets $_es_bad $_es_forced $_es_to" > "$VMX_TMP/err-state"
 }
 
 # _vmx_if_errors IF: reads the error counters of IF (in this netns):
@@ -295,11 +296,14 @@ _vmx_instance_check() {
 		*) echo "$line" ;;
 		esac
 	done
-	_es_resets=$((_es_resets + ur)) _es_bad=$((_es_bad + ub))
+	_es_resets=$((_es_resets + ur)) _es_bad=$((_es_bad + ub)) _es_to=$((_es_to + to))
 	_es_forced=${#fr[@]} _es_checked=1
 	_vmx_err_state_save
-	if [ "$to" -gt 0 ]; then
+	if [ "$to" -gt 0 ] && [ "$_VMX_TO_BOUND" = 0 ]; then
 		echo "TX timeouts: $to (none allowed)"
+		rc=1
+	elif [ "$to" -gt 0 ] && [ "$_es_to" -gt "$_VMX_TO_BOUND" ]; then
+		echo "TX timeouts: $to here, $_es_to in the test; allowed $_VMX_TO_BOUND (vmx-expects: tx_timeouts<=N)"
 		rc=1
 	fi
 	if [ "$ur" -gt 0 ] && [ "$_es_resets" -gt "$_VMX_RESETS_BOUND" ]; then

@@ -21,6 +21,11 @@
 #                                (ethtool -S rxN/txN/xdptxN_bad_desc,
 #                                summed the same way; times
 #                                VMX_TIMEOUT_SCALE)
+#   # vmx-expects: tx_timeouts<=N
+#                                the stack's TX watchdog may fire N
+#                                times (sysfs queues/tx-*/tx_timeout,
+#                                summed the same way; not scaled: the
+#                                watchdog's period is fixed)
 #   # vmx-expects-log: REGEX     a log message the test causes on purpose:
 #                                REGEX (ERE) must match the whole message,
 #                                the driver's "vmx 0000:00:04.0 eth0: "
@@ -140,12 +145,14 @@ _VMX_HEADER=$(grep -E '^# vmx-expects(-log)?:' "$0" 2>/dev/null)
 # kernel), as the test's timeout: resets and bad completions caused by
 # traffic that runs for a time grow with the time it runs. A bound the
 # header gets wrong counts as 0 and its message is kept (_VMX_RESETS_ERR,
-# _VMX_BAD_ERR): the log check fails the test with it.
-_VMX_RESETS_ERR='' _VMX_BAD_ERR=''
+# _VMX_BAD_ERR, _VMX_TO_ERR): the log check fails the test with it.
+_VMX_RESETS_ERR='' _VMX_BAD_ERR='' _VMX_TO_ERR=''
 _VMX_RESETS_N=$(_vmx_header_bound resets) ||
 	{ _VMX_RESETS_ERR=$_VMX_RESETS_N; _VMX_RESETS_N=0; }
 _VMX_BAD_N=$(_vmx_header_bound bad_desc) ||
 	{ _VMX_BAD_ERR=$_VMX_BAD_N; _VMX_BAD_N=0; }
+_VMX_TO_BOUND=$(_vmx_header_bound tx_timeouts) ||
+	{ _VMX_TO_ERR=$_VMX_TO_BOUND; _VMX_TO_BOUND=0; }
 _VMX_RESETS_BOUND=$((_VMX_RESETS_N * ${VMX_TIMEOUT_SCALE:-1}))
 _VMX_BAD_BOUND=$((_VMX_BAD_N * ${VMX_TIMEOUT_SCALE:-1}))
 
@@ -183,7 +190,7 @@ _vmx_log_allowed() {
 _vmx_log_verdict() {
 	local slice bound forced n out why
 	slice=$(cat)
-	for out in "$_VMX_RESETS_ERR" "$_VMX_BAD_ERR"; do
+	for out in "$_VMX_RESETS_ERR" "$_VMX_BAD_ERR" "$_VMX_TO_ERR"; do
 		[ -z "$out" ] || { echo "$out"; return 1; }
 	done
 	bound=$_VMX_RESETS_BOUND
@@ -221,7 +228,7 @@ kernel_log_check() {
 	# anywhere, a driver line at KERN_WARNING or worse, a driver line
 	# naming trouble, resets included) spares its dozen processes.
 	drv=$(_vmx_drv_prefix)
-	if [ -z "$_VMX_RESETS_ERR$_VMX_BAD_ERR" ] &&
+	if [ -z "$_VMX_RESETS_ERR$_VMX_BAD_ERR$_VMX_TO_ERR" ] &&
 	   ! grep -qE -e "$VMX_DMESG_BAD" -e "^<[0-4]>\[[^]]*\] ?$drv" \
 		-e "$drv.*($VMX_DMESG_DRV_BAD)" <<< "$slice"; then
 		return 0
