@@ -97,11 +97,19 @@ module_ok() {
 		{ echo "modinfo version '$ver', package version $VER (MODULE_VERSION missing?)"; return 1; }
 }
 
+# rm_vmx: modprobe -r vmx, as the package's user would; the error counters
+# of vmx's interfaces (if it has any) are checked first, as dut_unload's.
+rm_vmx() {
+	dut_loaded || return 0
+	dut_retire unload
+	modprobe -r vmx
+}
+
 # boot_modprobe: what udev does at boot, after unloading both drivers:
 # "modprobe -b MODALIAS" for each vmxnet3 NIC.
 boot_modprobe() {
 	local d
-	modprobe -r vmx 2>/dev/null
+	rm_vmx 2>/dev/null
 	modprobe -r vmxnet3 || return 1
 	[ -z "$(owners | awk '$2 != ""')" ] || { echo "NICs still bound"; owners; return 1; }
 	for d in $(vmxnet3_pci_devs); do
@@ -126,6 +134,9 @@ switch_under_ping() {
 	pexec ping -n -i 0.1 -c 150 -W 1 "$DUT_IP" > "$VMX_TMP/swping" 2>&1 &
 	p=$!
 	sleep 2
+	# a NIC leaving vmx takes its interface's error counters along:
+	# checked first, as an unbind's
+	[ "$to" = vmx ] || dut_retire_ifaces unbind "$DUT"
 	timed "vmx-switch $to $NIC" vmx-switch "$to" "$NIC"
 	wait $p
 	use_iface "$to" || return 1
@@ -149,13 +160,15 @@ initrd_has_vmx() {
 }
 
 # Leave the guest as the test found it, for the tests after this one.
+# (dpkg -r's prerm unloads vmx: its interfaces are checked first.)
 dkms_cleanup() {
 	if dpkg-query -W -f='${Status}' vmx-dkms 2>/dev/null | grep -q 'ok installed'; then
+		! dut_loaded || dut_retire unload
 		dpkg -r vmx-dkms > /dev/null 2>&1
 	fi
 	[ -z "$HIDDEN" ] || mv "$HIDDEN.vmx-hidden" "$HIDDEN" 2>/dev/null
 	HIDDEN=
-	modprobe -r vmx 2>/dev/null
+	rm_vmx 2>/dev/null
 	modprobe -r vmxnet3 2>/dev/null
 }
 
@@ -295,6 +308,9 @@ remove_pkg() {
 	pexec ping -n -q -i 0.1 -c 100 -W 1 "$DUT_IP" > "$VMX_TMP/rmping" 2>&1 &
 	p=$!
 	sleep 1
+	# the prerm hands vmx's NICs back and unloads it: its interfaces'
+	# error counters are checked first, as dut_unload's
+	dut_retire unload
 	timed "dpkg -r" dpkg -r vmx-dkms > "$VMX_TMP/dpkg-r.log"
 	local rc=$?
 	cat "$VMX_TMP/dpkg-r.log"

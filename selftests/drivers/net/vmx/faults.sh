@@ -382,10 +382,15 @@ bound_ifaces() {
 _bound() { [ -n "$(bound_ifaces)" ]; }
 path_probe() {
 	local n rc bad=0 refused=0 ok_=0 mark ended='' drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME why prev=0
+	local -a gone
 	PROBE_DEV=$(basename "$(readlink -f "/sys/class/net/$DUT2/device")")
 	echo "probe: device $PROBE_DEV ($DUT2)$(fi_sampled)"
 	probe_narrow || return 1
 	for ((n = FI_FROM; n <= FI_MAX; prev = n, n = $(fi_next $n))); do
+		# the interface's error counters go with the unbind: checked
+		# first, as an unload's (the last bind's faults included)
+		read -r -a gone <<< "$(bound_ifaces)"
+		dut_retire_ifaces unbind "${gone[@]}"
 		echo "$PROBE_DEV" > "$drv/unbind" || { echo "unbind failed"; return 1; }
 		mark="vmx-faults: probe n=$n $RANDOM"
 		echo "$mark" > /dev/kmsg

@@ -30,9 +30,11 @@ log "$DUT is nic$N1 at $BDF1 behind rp$N1"
 gone() { [ ! -e "/sys/class/net/$1" ] && [ ! -e "/sys/bus/pci/devices/$2" ]; }
 # unplug IF: device_del its QEMU device, wait until netdev and PCI
 # function are gone (pciehp waits ~5 s for a button press to settle).
+# IF's error counters go with it: checked first, as an unload's.
 unplug() {
 	local ifc=$1 n bdf
 	n=$(nic_no "$ifc"); bdf=$(basename "$(readlink -f "/sys/class/net/$ifc/device")")
+	dut_retire_ifaces unplug "$ifc"
 	hmp "device_del nic$n" || return 1
 	wait_for 60 gone "$ifc" "$bdf" || { echo "$ifc / $bdf still there 60 s after device_del nic$n"; return 1; }
 	echo "device_del nic$n: $ifc and $bdf gone"

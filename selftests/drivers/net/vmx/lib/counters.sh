@@ -177,17 +177,21 @@ qstats_totals() {
 # ------------------------------------------------------------ error counters
 # The error counters live in the driver's interfaces: an unload (or an
 # unbind of every device) loses them. So every unload that goes through
-# the library (dut_unload, dut_unbind_all) checks the instance going away
-# first, and vmx_done checks the last one. The allowances are the test's,
-# not an instance's: "# vmx-expects: resets<=N" and "bad_desc<=N" (lib/log.sh)
-# bound the sum over every instance and interface, so the counts of the
-# instances already gone are kept in $VMX_TMP/err-state:
+# the library (dut_unload, dut_unbind_all, dut_retire) checks the instance
+# going away first, and vmx_done checks the last one; an interface that
+# goes alone (a hot unplug, an unbind of one device: dut_retire_ifaces)
+# is checked by itself first, the others when they go. The allowances
+# are the test's, not an instance's: "# vmx-expects: resets<=N" and
+# "bad_desc<=N" (lib/log.sh) bound the sum over every instance and
+# interface, so the counts of the instances already gone are kept in
+# $VMX_TMP/err-state:
 #   UNLOADS CHECKED RESETS BAD FORCED TIMEOUTS
-# unloads so far, the current instance already checked (1: vmx_done's
-# check, its cleanup's unload does not check again), resets beyond the
-# forced ones and bad completions of the instances checked so far, lines
-# of $VMX_TMP/forced-resets (dut_forced_reset) those instances consumed,
-# the stack's TX timeouts of the instances checked so far.
+# unloads (and unbinds, unplugs) so far, the current instance already
+# checked (1: vmx_done's check, its cleanup's unload does not check
+# again), resets beyond the forced ones and bad completions of the
+# instances and interfaces checked so far, lines of
+# $VMX_TMP/forced-resets (dut_forced_reset) those instances consumed,
+# the stack's TX timeouts of the instances and interfaces checked so far.
 # Shell builtins but one ethtool per interface: this runs before every
 # unload, hundreds of times a run under TCG, where a fork costs tens of ms.
 
@@ -257,22 +261,27 @@ _vmx_netns_errors() {
 	done
 }
 
-# _vmx_instance_check: the error counters of every interface of the
-# driver's current instance (in this netns, and in named netns where some
-# were moved), added to those of the instances before it: TX timeouts
-# (sysfs, every queue) must be 0; for vmx the bad completions (ethtool -S
-# bad_desc) summed over the test must stay within bad_desc<=N, and the
-# resets beyond those dut_forced_reset did on the interface, summed over
-# the test, within resets<=N (both times VMX_TIMEOUT_SCALE). An instance
-# fails only for what it added: one over the bound fails that instance,
-# not every later one. Prints every non-zero error counter and, on
-# failure, why; marks the instance checked. Returns 1 on failure.
+# _vmx_instance_check [IF...]: the error counters of every interface of
+# the driver's current instance (in this netns, and in named netns where
+# some were moved), or only of IF... (in this netns: those going away
+# alone), added to those of the instances and interfaces before it: TX
+# timeouts (sysfs, every queue) must be 0; for vmx the bad completions
+# (ethtool -S bad_desc) summed over the test must stay within bad_desc<=N,
+# and the resets beyond those dut_forced_reset did on the interface,
+# summed over the test, within resets<=N (both times VMX_TIMEOUT_SCALE).
+# An instance fails only for what it added: one over the bound fails that
+# instance, not every later one. Prints every non-zero error counter and,
+# on failure, why; marks the instance checked (with IF...: marks those
+# interfaces' forced resets used, "IF (gone)" in $VMX_TMP/forced-resets,
+# still one line each for lib/log.sh, so that a later interface of the
+# same name gets none of them). Returns 1 on failure.
 _vmx_instance_check() {
 	local ifc n i line rc=0 ur=0 ub=0 to=0 v=0
 	local -a fr=() ns=()
-	local -A forced=()
+	local -A forced=() only=()
 	_vmx_err_state
 	[ -r "$VMX_TMP/forced-resets" ] && mapfile -t fr < "$VMX_TMP/forced-resets"
+	for ifc in "$@"; do only[$ifc]=1; done
 	for ((i = _es_forced; i < ${#fr[@]}; i++)); do
 		forced[${fr[i]}]=$((${forced[${fr[i]}]:-0} + 1))
 	done
@@ -283,21 +292,33 @@ _vmx_instance_check() {
 		[ "$_ie_resets" -gt "$n" ] && ur=$((ur + _ie_resets - n))
 		to=$((to + _ie_to)) ub=$((ub + _ie_bad))
 	}
-	for ifc in $(dut_ifaces); do
-		_vmx_if_errors "$ifc"
-		_acc "$ifc"
-		v=$((v + 1))
-	done
-	mapfile -t ns < <(_vmx_netns_errors "$v")
-	for line in "${ns[@]}"; do
-		case $line in
-		"= "*) read -r _ _ie_to _ie_resets _ie_bad ifc <<<"$line"
-			_acc "$ifc" ;;
-		*) echo "$line" ;;
-		esac
-	done
+	if [ $# -gt 0 ]; then
+		for ifc in "$@"; do
+			_vmx_if_errors "$ifc"
+			_acc "$ifc"
+		done
+		# their forced resets are used up; the other interfaces' stay
+		for ((i = _es_forced; i < ${#fr[@]}; i++)); do
+			[ -z "${only[${fr[i]}]:-}" ] || fr[i]="${fr[i]} (gone)"
+		done
+		[ ${#fr[@]} = 0 ] || printf '%s\n' "${fr[@]}" > "$VMX_TMP/forced-resets"
+	else
+		for ifc in $(dut_ifaces); do
+			_vmx_if_errors "$ifc"
+			_acc "$ifc"
+			v=$((v + 1))
+		done
+		mapfile -t ns < <(_vmx_netns_errors "$v")
+		for line in "${ns[@]}"; do
+			case $line in
+			"= "*) read -r _ _ie_to _ie_resets _ie_bad ifc <<<"$line"
+				_acc "$ifc" ;;
+			*) echo "$line" ;;
+			esac
+		done
+		_es_forced=${#fr[@]} _es_checked=1
+	fi
 	_es_resets=$((_es_resets + ur)) _es_bad=$((_es_bad + ub)) _es_to=$((_es_to + to))
-	_es_forced=${#fr[@]} _es_checked=1
 	_vmx_err_state_save
 	if [ "$to" -gt 0 ] && [ "$_VMX_TO_BOUND" = 0 ]; then
 		echo "TX timeouts: $to (none allowed)"
@@ -324,23 +345,29 @@ _vmx_counters_check() {
 	_vmx_instance_check
 }
 
-# _vmx_retire_instance WHAT: the current instance goes away (WHAT: unload,
-# unbind). Unless vmx_done checked it already, check its error counters;
-# a failure becomes the subtest "error counters before WHAT #K" (K counts
-# this test's unloads and unbinds), queued in $VMX_TMP/unload-fails and
-# reported by the next ok/fail/skip of the test's own shell (the unload
-# may run inside a check, or in a subshell). Returns 0: the unload goes on.
+# _vmx_retire_instance WHAT [IF...]: the current instance goes away
+# (WHAT, one word: unload, unbind), or only its interfaces IF... (WHAT:
+# unplug, unbind). Unless vmx_done checked the instance already, check
+# their error counters; a failure becomes the subtest "error counters
+# before WHAT #K" (K counts this test's unloads, unbinds and unplugs),
+# queued in $VMX_TMP/unload-fails and reported by the next ok/fail/skip
+# of the test's own shell (the unload may run inside a check, or in a
+# subshell). Returns 0: the removal goes on.
 _vmx_retire_instance() {
-	local k checked
+	local what=$1 k checked
+	shift
 	_vmx_err_state
 	k=$((_es_unloads + 1)) checked=$_es_checked
 	if [ "$checked" != 1 ]; then
-		if ! _vmx_instance_check > "$VMX_TMP/unload-fail.$k" 2>&1; then
-			echo "$1 $k" >> "$VMX_TMP/unload-fails"
+		if ! _vmx_instance_check "$@" > "$VMX_TMP/unload-fail.$k" 2>&1; then
+			echo "$what $k" >> "$VMX_TMP/unload-fails"
 		fi
 		_vmx_err_state
 	fi
-	_es_unloads=$k _es_checked=0
+	# a new instance is not checked yet; after interfaces that went
+	# alone, the rest of this one is still as checked as it was
+	_es_unloads=$k
+	[ $# -gt 0 ] || _es_checked=0
 	_vmx_err_state_save
 	return 0
 }

@@ -123,15 +123,32 @@ cov_record_load() {
 	return 0
 }
 
+# dut_retire WHAT: every interface of the driver under test is about to
+# go (WHAT, one word: unload, unbind): while they still exist, the error
+# counters of the instance going away are checked against the test's
+# allowances (lib/counters.sh: a failure is a failed subtest "error
+# counters before WHAT #K"). For a removal the library does not do itself
+# (a package's modprobe -r); dut_unload and dut_unbind_all call it.
+dut_retire() { _vmx_retire_instance "$1"; }
+
+# dut_retire_ifaces WHAT IF...: interfaces IF... of the driver under test
+# are about to go alone, the others staying (WHAT: unplug for a
+# device_del, unbind for a sysfs unbind of their devices): their error
+# counters are checked first, as dut_retire's; the others' when they go.
+# Nothing to check without IF.
+dut_retire_ifaces() {
+	[ $# -gt 1 ] || return 0
+	_vmx_retire_instance "$@"
+}
+
 # dut_unload [WRAPPER...]: unload the driver under test, WRAPPER running
 # rmmod (e.g. "timeout 120", "taskset -c 0"); rmmod's exit status. First,
-# while its interfaces still exist, the error counters of the instance
-# going away are checked against the test's allowances (lib/counters.sh:
-# a failure is a failed subtest "error counters before unload #K"). Tests
-# unload through here, never with rmmod of their own.
+# while its interfaces still exist, their error counters are checked
+# (dut_retire unload). Tests unload through here, never with rmmod of
+# their own.
 dut_unload() {
 	dut_loaded || return 0
-	_vmx_retire_instance unload
+	dut_retire unload
 	"$@" rmmod "$(dut_module)"
 }
 
@@ -140,7 +157,7 @@ dut_unload() {
 # are checked first as dut_unload's ("error counters before unbind #K").
 dut_unbind_all() {
 	local pci drv=/sys/bus/pci/drivers/$VMX_DRIVER_NAME
-	_vmx_retire_instance unbind
+	dut_retire unbind
 	for pci in $(vmxnet3_pci_devs); do
 		[ -e "$drv/$pci" ] || continue
 		echo "$pci" > "$drv/unbind" || { echo "unbind $pci failed"; return 1; }
