@@ -271,22 +271,26 @@ peer_csum_errors() {
 		 $(snmp_field Udp InCsumErrors <<< "$snmp") ))
 }
 
-# tunnel_offered: why the device behind $DUT offers tunnel TSO, read from
-# the test device's properties, not from the driver: revisions 4-6 always
-# (unless tunnel-offloads=off), 7+ when DCR0 offers VXLAN or Geneve TSO
-# (bits 5, 3) and PTCR0 allows every capability (bit 31). Fails when the
-# NIC is not the test device or does not offer it.
+# tunnel_offered [csum]: why the device behind $DUT offers tunnel TSO
+# (csum: with the outer UDP checksum too), read from the test device's
+# properties, not from the driver: revisions 4-6 always, both (unless
+# tunnel-offloads=off), 7+ when DCR0 offers VXLAN or Geneve TSO (bits 5,
+# 3; csum: and an outer checksum, bits 7, 6) and PTCR0 allows every
+# capability (bit 31); never when revision 9's disabled offloads take TSO
+# away. Fails when the NIC is not the test device or does not offer it.
 tunnel_offered() {
 	local td rev d p
 	td=$(testdev_nic_of "$DUT" 2>/dev/null) || return 1
 	rev=$(dut_revision)
 	[ "$(testdev_prop "$td" tunnel-offloads)" != off ] && [ "${rev:-0}" -ge 4 ] || return 1
+	! testdev_disabled_offload "$DUT" tso > /dev/null || return 1
 	if [ "$rev" -lt 7 ]; then
 		echo "revision $rev"
 		return 0
 	fi
 	d=$(testdev_prop "$td" dcr0); p=$(testdev_prop "$td" ptcr0)
 	[ $((${d:-0} & 0x28)) != 0 ] && [ $((${p:-0} & 0x80000000)) != 0 ] || return 1
+	[ "${1:-}" != csum ] || [ $((${d:-0} & 0xc0)) != 0 ] || return 1
 	echo "revision $rev, dcr0=$d, ptcr0=$p"
 }
 
