@@ -265,7 +265,8 @@ _vmx_netns_errors() {
 # the driver's current instance (in this netns, and in named netns where
 # some were moved), or only of IF... (in this netns: those going away
 # alone), added to those of the instances and interfaces before it: TX
-# timeouts (sysfs, every queue) must be 0; for vmx the bad completions
+# timeouts (sysfs, every queue) summed over the test must stay within
+# tx_timeouts<=N (0 without one); for vmx the bad completions
 # (ethtool -S bad_desc) summed over the test must stay within bad_desc<=N,
 # and the resets beyond those dut_forced_reset did on the interface,
 # summed over the test, within resets<=N (both times VMX_TIMEOUT_SCALE).
