@@ -390,6 +390,8 @@ int __vmx_tx_clean(struct vmx_txq *txq, int budget, bool netpoll)
 /**
  * vmx_txq_drain() - drop everything still queued after the device stopped
  * @txq: queue
+ *
+ * What the device never sent is counted as dropped (txN_drop, tx_dropped).
  */
 void vmx_txq_drain(struct vmx_txq *txq)
 {
@@ -402,6 +404,8 @@ void vmx_txq_drain(struct vmx_txq *txq)
 	if (done.bq.count)
 		xdp_flush_frame_bulk(&done.bq);
 	rcu_read_unlock();
+	if (done.pkts + done.xdp_pkts)
+		vmx_txq_add(txq, VMX_TXS_DROP, done.pkts + done.xdp_pkts);
 	/* the application gets its buffers back: nothing was sent */
 	if (done.xsk)
 		xsk_tx_completed(txq->xsk_pool, done.xsk);

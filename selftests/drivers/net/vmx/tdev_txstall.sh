@@ -17,7 +17,8 @@
 # device sends them 20 s later. Checked: exactly one timeout (sysfs
 # tx_timeout) and one reset (ethtool -S resets), the frames after the
 # reset sent by the device, tx_packets grown by exactly what the device
-# sent (what the reset threw away is not counted as sent).
+# sent and tx_dropped by what the reset threw away: every frame offered
+# is one or the other.
 #
 # Topology: group tdevx, the first vmx NIC whose tx-delay-us is above
 # 10 s (no address, IPv6 off: nothing but the burst is sent on it). SKIPs
@@ -52,8 +53,9 @@ stall_setup() {
 }
 
 stall() {
-	local t0 r0 s0 p0 t1 r1 s1 p1 start
+	local t0 r0 s0 p0 d0 t1 r1 s1 p1 d1 start
 	t0=$(_timeouts_w) r0=$(w_resets) s0=$(_dev_sent) p0=$(stat_of "$W" tx_packets) || return 1
+	d0=$(stat_of "$W" tx_dropped)
 	start=$EPOCHSECONDS
 	python3 "$VMX_LIB_DIR/xdp_pkt.py" send "$W" 02:00:00:00:00:01 192.0.2.2 9 \
 		"$RING" --sizes 64 || return 1
@@ -65,11 +67,13 @@ stall() {
 	wait_for 40 _grown _dev_sent "$s0" || { echo "the device sent nothing within 40 s of the reset"; return 1; }
 	sleep 1
 	t1=$(_timeouts_w) r1=$(w_resets) s1=$(_dev_sent) p1=$(stat_of "$W" tx_packets)
-	echo "offered $RING frames: TX timeouts +$((t1 - t0)), resets +$((r1 - r0)), the device sent +$((s1 - s0)) (after the reset), tx_packets +$((p1 - p0))"
+	d1=$(stat_of "$W" tx_dropped)
+	echo "offered $RING frames: TX timeouts +$((t1 - t0)), resets +$((r1 - r0)), the device sent +$((s1 - s0)) (after the reset), tx_packets +$((p1 - p0)), tx_dropped +$((d1 - d0))"
 	[ $((t1 - t0)) = 1 ] || { echo "want exactly one TX timeout"; return 1; }
 	[ $((r1 - r0)) = 1 ] || { echo "want exactly one reset"; return 1; }
 	[ $((s1 - s0)) -lt "$RING" ] || { echo "the device sent every frame: the reset threw nothing away, the stall tested nothing"; return 1; }
 	[ $((p1 - p0)) = $((s1 - s0)) ] || { echo "tx_packets +$((p1 - p0)), but the device sent $((s1 - s0))"; return 1; }
+	[ $((p1 - p0 + d1 - d0)) = "$RING" ] || { echo "sent + dropped = $((p1 - p0 + d1 - d0)), not the $RING frames offered"; return 1; }
 }
 
 stall_cleanup() {
