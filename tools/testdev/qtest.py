@@ -157,19 +157,15 @@ class QTest:
         shutil.rmtree(os.path.dirname(self.qmp_path), ignore_errors=True)
         return self.p.stderr.read()
 
-    def qom(self, prop, value=None):
-        """qom-get on the NIC over QMP (what a host-side runner does);
-        with a value, qom-set"""
-        args = {"path": "/machine/peripheral/nic1", "property": prop}
-        if value is not None:
-            args["value"] = value
+    def qmp(self, execute, args):
+        """one QMP command on a connection of its own: its return value,
+        or the error object"""
         with socket.socket(socket.AF_UNIX) as c:
             c.connect(self.qmp_path)
             f = c.makefile("rw")
             f.readline()
             for cmd in ({"execute": "qmp_capabilities"},
-                        {"execute": "qom-set" if value is not None else
-                         "qom-get", "arguments": args}):
+                        {"execute": execute, "arguments": args}):
                 f.write(json.dumps(cmd) + "\n")
                 f.flush()
                 while True:
@@ -177,6 +173,20 @@ class QTest:
                     if "return" in r or "error" in r:
                         break
             return r.get("return", r.get("error"))
+
+    def qom(self, prop, value=None):
+        """qom-get on the NIC over QMP (what a host-side runner does);
+        with a value, qom-set"""
+        args = {"path": "/machine/peripheral/nic1", "property": prop}
+        if value is not None:
+            args["value"] = value
+        return self.qmp("qom-set" if value is not None else "qom-get", args)
+
+    def hmp(self, line):
+        """an HMP command (what a guest's lib/testdev.sh hmp sends through
+        tools/hmp-relay.py): its output, carriage returns removed"""
+        out = self.qmp("human-monitor-command", {"command-line": line})
+        return out.replace("\r", "") if isinstance(out, str) else out
 
     def alive(self):
         return self.p.poll() is None
@@ -2704,6 +2714,113 @@ def case_quiesce_tx(qemu, mode):
     sock.close()
 
 
+# patch 0028: tx-desc-summary
+def sum_post(q, k, p, parts, om=0, hlen=0, msscof=0, ti=0, tci=0, oco=0,
+             ext1=0, dr=False):
+    """post packet p (counted from 0 since ACTIVATE) at absolute TX
+    position k: buffers @parts, each in its descriptor's TX data ring entry
+    with @dr, else outside the data ring; the offload fields in the SOP, cq
+    with eop in the last; ring TXPROD and wait for its completion (entry p
+    of the completion ring); returns the next position"""
+    for j, part in enumerate(parts):
+        i = (k + j) % NR
+        addr = TXD + DSZ * i if dr else TXBUF + 0x1000 * i
+        q.write(addr, part)
+        dw2 = len(part) | lap_gen(k + j) << 14
+        dw3 = 0
+        if j == 0:
+            dw2 |= oco << 15 | ext1 << 17 | msscof << 18
+            dw3 |= hlen | om << 10 | ti << 15 | tci << 16
+        if j == len(parts) - 1:
+            dw3 |= 1 << 12 | 1 << 13
+        q.write(TXR + 16 * i, le64(addr) + le32(dw2) + le32(dw3))
+    q.wr(BAR0 + 0x600, (k + len(parts)) % NR)
+    wait_for(lambda: tx_comp(q, p % NR)[0] == lap_gen(p))
+    return k + len(parts)
+
+
+def sum_line(count, n, om=0, hlen=0, msscof=0, ti=0, tci=0, oco=0, ext1=0,
+             dr=0, cq=1, ndesc=1):
+    """the tx-desc-summary line the script expects for @count packets of
+    @n bytes with these fields"""
+    lo, hi = 1, 64
+    while n > hi and hi < 65536:
+        lo, hi = hi + 1, hi * 2
+    cls = f"{lo}-{hi}" if n <= hi else "65537+"
+    return (f"om={om} hlen={hlen} msscof={msscof} ti={ti} "
+            f"tci={hex(tci) if tci else 0} oco={oco} ext1={ext1} dr={dr} "
+            f"cq={cq} ndesc={ndesc} len={cls}: {count}\n")
+
+
+def case_tx_desc_summary(qemu):
+    """tx-desc-summary"""
+    q, sock, granted = tun_bring_up(qemu, ",dcr0=0xfc", 7, 0xfc)
+    check("tx-desc-summary: rev 7, DCR0 tunnel bits granted", granted, 0xfc)
+    check("tx-desc-summary: empty before any packet",
+          q.qom("tx-desc-summary"), "")
+    pos = [0, 0]                # TX ring position, packets since ACTIVATE
+
+    def post(parts, **fields):
+        pos[0] = sum_post(q, pos[0], pos[1], parts, **fields)
+        pos[1] += 1
+    f60 = frame(60)
+    post([f60], dr=True)
+    post([f60], dr=True)
+    pay = bytes((i * 11 + 5) & 0xFF for i in range(1300))
+    ft, _, _, h = tcp_frame(False, pay, tcsum="seed0", flags=0x19)
+    post([ft[:h], ft[h:]], om=3, hlen=h, msscof=500, ti=1, tci=0x2005)
+    gpay = bytes((i * 13 + 1) & 0xFF for i in range(333))
+    fg, gh = tun_frame(6081, False, True, gpay, ucsum="zero", tcsum="seed")
+    post([fg[:gh], fg[gh:]], om=2, hlen=gh, msscof=gh - 20 + 16, oco=1,
+         ext1=1)
+    wire(sock, 16, 0.3)
+    want = (sum_line(2, 60, dr=1) +
+            sum_line(1, len(fg), om=2, hlen=gh, msscof=gh - 4, oco=1, ext1=1,
+                     ndesc=2) +
+            sum_line(1, len(ft), om=3, hlen=h, msscof=500, ti=1, tci=0x2005,
+                     ndesc=2))
+    got = q.qom("tx-desc-summary")
+    check("tx-desc-summary: two 60-byte data ring frames, a TSO with a VLAN"
+          " tag, a rev 7 Geneve checksum request with oco: three tuples"
+          " (cq from the EOP), counts 2, 1, 1, sorted by field", got, want)
+    check("tx-desc-summary: the packets were good ones (sent, no violation)",
+          (q.qom("stat-tx-queue0"), q.qom("stat-violations")), (4, 0))
+    check("tx-desc-summary: HMP qom-get prints it as one JSON string (lines"
+          " joined by \\n)", q.hmp("qom-get nic1 tx-desc-summary"),
+          json.dumps(want) + "\n")
+    q.command(0xCAFE0002)
+    check("tx-desc-summary: RESET_DEV, ACTIVATE", bring_up(q, 7), 0)
+    check("tx-desc-summary: RESET_DEV leaves it alone (the test's record,"
+          " not device state)", q.qom("tx-desc-summary"), want)
+    check("tx-desc-summary-reset is write-only",
+          "not readable" in str(q.qom("tx-desc-summary-reset")), True)
+    check("tx-desc-summary: HMP qom-set nic1 tx-desc-summary-reset 1 clears"
+          " it", (q.hmp("qom-set nic1 tx-desc-summary-reset 1"),
+                  q.qom("tx-desc-summary")), ("", ""))
+    # bounded: 70 distinct tuples (hlen 0..69 with no offload) keep 64
+    pos[:] = [0, 0]
+    for hl in range(70):
+        post([f60], hlen=hl, dr=True)
+    post([f60], hlen=0, dr=True)                # a tuple it holds
+    wire(sock, 80, 0.3)
+    want = "".join(sum_line(2 if hl == 0 else 1, 60, hlen=hl, dr=1)
+                   for hl in range(64)) + "other: 6\n"
+    check("tx-desc-summary: 71 packets of 70 tuples: 64 tuples kept (a"
+          " packet of a kept tuple still counted), 6 in other",
+          q.qom("tx-desc-summary"), want)
+    q.qom("tx-desc-summary-reset", "x")
+    post([f60], hlen=69, dr=True)
+    check("tx-desc-summary: cleared by a QMP qom-set of any string, then"
+          " the next packet alone", q.qom("tx-desc-summary"),
+          sum_line(1, 60, hlen=69, dr=1))
+    check("tx-desc-summary: QEMU alive, no violation",
+          (q.alive(), q.qom("stat-violations"), q.qom("stat-tx-queue0")),
+          (True, 0, 76))
+    check("tx-desc-summary: no strict-mode violation",
+          strict_lines(q.close()), [])
+    sock.close()
+
+
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
@@ -2762,6 +2879,7 @@ def main():
               (case_reset_config, ()), (case_quiesce_tx, (None,)),
               (case_quiesce_tx, ("drop",)), (case_quiesce_tx, ("complete",)),
               (case_quiesce_tx, ("late",))]
+    cases += [(case_tx_desc_summary, ())]
     for case, args in cases:
         try:
             case(qemu, *args)
