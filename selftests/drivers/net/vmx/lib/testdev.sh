@@ -243,6 +243,36 @@ qom_get() {
 	echo "$out"
 }
 
+# testdev_tx_summary NIC: the test device's tx-desc-summary (patch 0028)
+# of NIC (nicN or an interface): one line per distinct tuple of the TX
+# descriptor fields the driver chose since the summary was last cleared,
+# with its count ("om=3 hlen=54 msscof=1448 ti=0 tci=0 oco=0 ext1=0 dr=0
+# cq=1 ndesc=2 len=32769-65536: 12"), sorted, then "other: N" if more than
+# 64 tuples came; nothing when no packet was sent. HMP prints the string
+# JSON-quoted with its newlines as \n (qom_get would leave them so): undone
+# here. Fails (message on stderr) when it cannot be read.
+testdev_tx_summary() {
+	local nic=$1 out
+	[[ "$nic" =~ ^nic[0-9]+$ ]] || nic=$(testdev_nic_of "$nic") || return 1
+	out=$(hmp "qom-get $nic tx-desc-summary") ||
+		{ echo "testdev_tx_summary: qom-get $nic tx-desc-summary: $out" >&2; return 1; }
+	out=${out//$'\r'/}
+	[[ "$out" == \"*\" ]] ||
+		{ echo "testdev_tx_summary: qom-get $nic tx-desc-summary answered '$out'" >&2; return 1; }
+	out=${out#\"}
+	out=${out%\"}
+	printf '%s' "${out//\\n/$'\n'}"
+}
+
+# testdev_tx_summary_reset NIC: clear NIC's tx-desc-summary (nothing else
+# does: not RESET_DEV, not a PCI reset), e.g. before the traffic a test
+# compares.
+testdev_tx_summary_reset() {
+	local nic=$1
+	[[ "$nic" =~ ^nic[0-9]+$ ]] || nic=$(testdev_nic_of "$nic") || return 1
+	hmp "qom-set $nic tx-desc-summary-reset 1" >/dev/null
+}
+
 # toeplitz KEY DATA: the Toeplitz hash (decimal) of DATA under KEY, both
 # hex bytes with or without colons (the hash every vmxnet3 RSS device
 # computes; IPv4 TCP input: source address, destination address, source
