@@ -253,16 +253,16 @@ requests() {
 # tdev_revtraffic.sh checks vmx's mode 1 byte for byte.
 FEW=10
 same_requests() {
-	local a=$VMX_TMP/txd.vmxnet3.$1 b=$VMX_TMP/txd.vmx.$1
-	requests "$a" > "$a.req"
-	requests "$b" > "$b.req"
-	echo "vmxnet3:"; sed 's/^/  /' "$a.req"
-	echo "vmx:"; sed 's/^/  /' "$b.req"
+	local fa=$VMX_TMP/txd.vmxnet3.$1 fb=$VMX_TMP/txd.vmx.$1
+	requests "$fa" > "$fa.req"
+	requests "$fb" > "$fb.req"
+	echo "vmxnet3:"; sed 's/^/  /' "$fa.req"
+	echo "vmx:"; sed 's/^/  /' "$fb.req"
 	awk -F': ' -v few=$FEW 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
 		END { for (k in a) if (!(k in b)) { print "vmxnet3 only (" a[k] "): " k; if (a[k] >= few && k !~ /^om=1 /) bad++ }
 		      for (k in b) if (!(k in a)) { print "vmx only (" b[k] "): " k; if (b[k] >= few && k !~ /^om=1 /) bad++ }
 		      if (bad) print bad " of them (not tunnel requests) used for " few " packets or more"
-		      exit bad > 0 }' "$a.req" "$b.req"
+		      exit bad > 0 }' "$fa.req" "$fb.req"
 }
 for rev in 4 6; do
 	[ -s "$VMX_TMP/txd.vmxnet3.$rev" ] && [ -s "$VMX_TMP/txd.vmx.$rev" ] || continue
