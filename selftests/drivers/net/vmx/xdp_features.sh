@@ -154,26 +154,15 @@ lro_user_off_kept() {
 	echo "LRO off before attach, after detach:"
 	lro_is off
 }
-LRO_ST=$(lro_state)
-case "$LRO_ST" in
-""|*fixed*)
-	# every vmxnet3 revision offers LRO and both drivers let it change:
-	# only the device may take it away (revision 9's disabled offloads,
-	# as lro.sh decides)
-	if why=$(testdev_disabled_offload "$DUT" lro); then
-		skip "LRO forced off while XDP is attached" "LRO ${LRO_ST:-not listed}: $why"
-	else
-		fail "LRO changeable: the driver offers what the device offers" \
-			"ethtool -k $DUT: large-receive-offload: ${LRO_ST:-not listed}; the device did not disable LRO"
-	fi ;;
-*)
+# every vmxnet3 revision offers LRO and both drivers let it change: only
+# the device may take it away
+if lro_offered "$(lro_state)" "LRO forced off while XDP is attached"; then
 	check "LRO on, then attach: ethtool -k shows LRO off, -K lro on keeps it off" lro_forced_off
 	check "detach: LRO on again" lro_restored
 	check "LRO off by the user before attach stays off after detach" lro_user_off_kept
 	ethtool -K "$DUT" lro on
 	wait_carrier "$DUT" 10 >/dev/null
-	;;
-esac
+fi
 check "ping after the LRO changes" ping_ok
 
 # ------------------------------------------------ XDP_PASS after adjust

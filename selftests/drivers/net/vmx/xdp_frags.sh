@@ -144,20 +144,11 @@ lro_off() {
 	echo "large-receive-offload: $s (ethtool -K lro on while attached)"
 	[ "${s%% *}" = off ]
 }
-LRO_ST=$(ethtool -k "$DUT" | sed -n 's/^large-receive-offload: //p')
-case "$LRO_ST" in
-""|*fixed*)
-	# the driver keeps LRO off while the program is attached, still
-	# listed as changeable; fixed or not listed only where the device
-	# took LRO away (revision 9's disabled offloads, as lro.sh decides)
-	if why=$(testdev_disabled_offload "$DUT" lro); then
-		skip "LRO off while the frags program is attached" "LRO ${LRO_ST:-not listed}: $why"
-	else
-		fail "LRO stays off while the frags program is attached" \
-			"ethtool -k $DUT: large-receive-offload: ${LRO_ST:-not listed} with xdp_mb attached; the device did not disable LRO"
-	fi ;;
-*) check "LRO stays off while the frags program is attached" lro_off ;;
-esac
+# the driver keeps LRO off while the program is attached, still listed as
+# changeable; fixed or not listed only where the device took LRO away
+lro_offered "$(ethtool -k "$DUT" | sed -n 's/^large-receive-offload: //p')" \
+	"LRO off while the frags program is attached" &&
+	check "LRO stays off while the frags program is attached" lro_off
 
 # ------------------------------------------------ XDP_PASS
 pass_ping() {

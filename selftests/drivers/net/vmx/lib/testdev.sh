@@ -124,6 +124,28 @@ testdev_disabled_offload() {
 	echo "the device disabled it ($nic: max-revision=$rev, disabled-offloads=$off)"
 }
 
+# lro_offered STATE NAME...: STATE is the DUT's large-receive-offload
+# value in ethtool -k. Every vmxnet3 revision offers LRO and both drivers
+# let it change, so only the device may take it away (testdev_disabled_offload):
+# returns 0 when STATE is changeable; otherwise skips the checks NAME...
+# where the device disabled LRO, or fails "LRO changeable" where it did
+# not (the driver withholds what the device offers), and returns 1.
+lro_offered() {
+	local st=$1 why n
+	shift
+	case "$st" in
+	""|*fixed*) ;;
+	*) return 0 ;;
+	esac
+	if why=$(testdev_disabled_offload "$DUT" lro); then
+		for n in "$@"; do skip "$n" "LRO ${st:-not listed}: $why"; done
+	else
+		fail "LRO changeable: the driver offers what the device offers" \
+			"ethtool -k $DUT: large-receive-offload: ${st:-not listed}; the device did not disable LRO"
+	fi
+	return 1
+}
+
 # testdev_iface_with PROP [ABOVE]: the first vmx interface whose test
 # device vm.sh gave property PROP (with a value above ABOVE, if given);
 # fails when there is none.
