@@ -1490,6 +1490,11 @@ static int vmx_suspend(struct device *dev)
 	struct net_device *nd = vp->netdev;
 
 	cancel_work_sync(&vp->reset_work);
+	/*
+	 * A reset cancelled before it ran would leave the bit set and every
+	 * later one refused; the resume starts the device afresh anyway.
+	 */
+	clear_bit(VMX_S_RESET_PENDING, &vp->state);
 	cancel_work_sync(&vp->event_work);
 	rtnl_lock();
 	netif_device_detach(nd);
