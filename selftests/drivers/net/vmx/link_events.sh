@@ -33,7 +33,7 @@ link_off() {
 	d0=$(log_count 'link down$')
 	hmp "set_link $NIC off" || return 1
 	wait_for 10 no_carrier "$DUT" || { echo "carrier still $(carrier_of "$DUT") 10 s after set_link off"; return 1; }
-	wait_for 5 _log_above 'link down$' "$d0" || { echo "no new '$DUT: link down' in the kernel log"; return 1; }
+	wait_for 5 above "$d0" log_count 'link down$' || { echo "no new '$DUT: link down' in the kernel log"; return 1; }
 	dmesg_since_start | grep -E "$DUT: link down$" | tail -n 1
 	echo "carrier $(carrier_of "$DUT"), operstate $(cat "/sys/class/net/$DUT/operstate")"
 }
@@ -42,11 +42,10 @@ link_on() {
 	u0=$(log_count 'link up')
 	hmp "set_link $NIC on" || return 1
 	wait_carrier "$DUT" 10 || return 1
-	wait_for 5 _log_above 'link up' "$u0" || { echo "no new '$DUT: link up' in the kernel log"; return 1; }
+	wait_for 5 above "$u0" log_count 'link up' || { echo "no new '$DUT: link up' in the kernel log"; return 1; }
 	dmesg_since_start | grep -E "$DUT: link up" | tail -n 1
 	echo "carrier $(carrier_of "$DUT"), operstate $(cat "/sys/class/net/$DUT/operstate")"
 }
-_log_above() { [ "$(log_count "$1")" -gt "$2" ]; }
 
 ethtool_link() {
 	local out

@@ -177,17 +177,16 @@ fi
 # "restart failed" the driver must bring the device back by itself, not
 # wait for the stack's TX watchdog (a NETDEV WATCHDOG splat, and never
 # when nothing is sent).
-tx_timeouts() { cat /sys/class/net/"$DUT"/queues/tx-*/tx_timeout | awk '{ s += $1 } END { print s + 0 }'; }
 act_in_reset() {
 	local r0 t0 t1
-	r0=$(dut_resets); t0=$(tx_timeouts)
+	r0=$(dut_resets); t0=$(tx_timeouts "$DUT")
 	testdev_set "$NIC" fault activate-refused || return 1
 	ethtool --reset "$DUT" dedicated || return 1
 	wait_for 15 _resets_above "$r0" || { echo "no reset within 15 s"; return 1; }
 	dmesg_since_start | grep -E 'refused activation|restart failed' | tail -n 2
 	echo "stat-fault-activate-refused $(testdev_stat "$DUT" stat-fault-activate-refused)"
 	resumes || return 1
-	t1=$(tx_timeouts)
+	t1=$(tx_timeouts "$DUT")
 	[ "$t1" = "$t0" ] || { echo "recovered only through the TX watchdog (tx_timeout +$((t1 - t0)))"; return 1; }
 }
 check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
@@ -203,15 +202,42 @@ check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
 # the device wrote between the driver's last poll and QUIESCE goes with the
 # old rings, and the link is quiet then (no test traffic; an unsolicited
 # ARP or IPv6 frame of the peer at most).
+#
+# snap: one consistent reading of both sides into SR ST (device) and IR IT
+# (interface). The device's counters take one monitor command per queue
+# (a second or more under TCG), and the link is not silent meanwhile: the
+# DUT's neighbour entry for the peer, used by the last ping, is probed
+# about 5 s later, a frame that is in the device's count and not the
+# interface's, or the other way round, when it goes out between the two.
+# So the interface is read before and after the device, with nothing in
+# flight at either read (TX: byte queue limits; RX: 0.2 s for a poll to
+# take what the device delivered while it was read, an interrupt's work),
+# and the reading counts only if both agree (a frame sent or received in
+# between changes them); up to 5 readings.
+SR='' ST='' IR='' IT=''
+snap() {
+	local n a b
+	for n in 1 2 3 4 5; do
+		wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
+		a="$(cat /sys/class/net/"$DUT"/statistics/{rx,tx}_packets | tr '\n' ' ')"
+		SR=$(testdev_queue_sum "$DUT" rx-queue "$1") && ST=$(testdev_queue_sum "$DUT" tx-queue "$1") || return 1
+		sleep 0.2
+		wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
+		b="$(cat /sys/class/net/"$DUT"/statistics/{rx,tx}_packets | tr '\n' ' ')"
+		read -r IR IT <<<"$b"
+		[ "$a" != "$b" ] || return 0
+		echo "reading $n: the interface's RX TX went from $a to $b while the device was read; again"
+	done
+	echo "no consistent reading in 5"
+	return 1
+}
 act_reconf() {
 	local c0 c1 out d0r d0t d1r d1t i0r i0t i1r i1t
 	local -a cmd
 	c0=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
 	if [ "${c0:-1}" -ge 2 ]; then cmd=(ethtool -L "$DUT" combined 1); else cmd=(ethtool -G "$DUT" rx 256); fi
-	wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
-	d0r=$(testdev_queue_sum "$DUT" rx-queue "$c0") && d0t=$(testdev_queue_sum "$DUT" tx-queue "$c0") || return 1
-	read -r i0r < /sys/class/net/"$DUT"/statistics/rx_packets
-	read -r i0t < /sys/class/net/"$DUT"/statistics/tx_packets
+	snap "$c0" || return 1
+	d0r=$SR d0t=$ST i0r=$IR i0t=$IT
 	testdev_set "$NIC" fault activate-refused || return 1
 	if out=$("${cmd[@]}" 2>&1); then
 		echo "${cmd[*]}: accepted with the ACTIVATE refused"
@@ -228,11 +254,9 @@ act_reconf() {
 	c1=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
 	[ "$c1" = "$c0" ] || { echo "channels $c1 after the refusal, were $c0"; return 1; }
 	resumes || return 1
-	wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
 	sleep 0.5
-	d1r=$(testdev_queue_sum "$DUT" rx-queue "$c0") && d1t=$(testdev_queue_sum "$DUT" tx-queue "$c0") || return 1
-	read -r i1r < /sys/class/net/"$DUT"/statistics/rx_packets
-	read -r i1t < /sys/class/net/"$DUT"/statistics/tx_packets
+	snap "$c0" || return 1
+	d1r=$SR d1t=$ST i1r=$IR i1t=$IT
 	echo "RX: device delivered +$((d1r - d0r)), interface counted +$((i1r - i0r)); TX: device sent +$((d1t - d0t)), interface counted +$((i1t - i0t))"
 	[ $((i1t - i0t)) = $((d1t - d0t)) ] &&
 		[ $((d1r - d0r - (i1r - i0r))) -ge 0 ] && [ $((d1r - d0r - (i1r - i0r))) -le 2 ]

@@ -106,7 +106,6 @@ check "zero-length data ring and short heads: no tx-oversize violation" \
 # assumed: a debug kernel takes seconds to load a program), else nothing
 # was tested and the check fails saying so.
 now_ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
-_above() { [ "$("$1" "${@:3}")" -gt "$2" ]; }
 _frame_ended() { [ $(( $(drops) - $1 + $(frags) - $2 )) -ge 1 ]; }
 split_swap() {
 	local f0 f1 d0 d1 x0 x1 ts tr gap=10000 rc=0
@@ -115,7 +114,7 @@ split_swap() {
 	f0=$(faults rx-split) && d0=$(drops) && x0=$(frags) || return 1
 	setp fault rx-short-sop && setp fault rx-split || return 1
 	peer_ping -c 1 -W 1 -s 1000 "$DUT_IP" >/dev/null 2>&1 &
-	wait_for 10 _above faults "$f0" rx-split || { echo "the device did not split a frame"; return 1; }
+	wait_for 10 above "$f0" faults rx-split || { echo "the device did not split a frame"; return 1; }
 	ts=$(now_ms)
 	xdp_replace "$DUT" xdp_pass xdp || rc=1
 	tr=$(( $(now_ms) - ts ))

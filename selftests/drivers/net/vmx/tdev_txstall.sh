@@ -38,11 +38,6 @@ W=$(testdev_iface_with tx-delay-us 10000000) ||
 WNIC=$(testdev_nic_of "$W")
 log "$W: test device $WNIC, tx-delay-us=$(testdev_prop "$WNIC" tx-delay-us)"
 
-# timeouts IF: the stack's TX timeouts of IF, every queue
-timeouts() { cat /sys/class/net/"$1"/queues/tx-*/tx_timeout | awk '{ s += $1 } END { print s + 0 }'; }
-w_resets() { estat "$W" resets; }
-_grown() { [ "$("$1")" -gt "$2" ]; }
-_timeouts_w() { timeouts "$W"; }
 _dev_sent() { testdev_stat "$W" tx-queue0; }
 
 stall_setup() {
@@ -56,18 +51,18 @@ stall_setup() {
 # causes (the Nth of the test); prints how long the timeout took
 one_frame() {
 	local t0 r0 db0 start
-	t0=$(_timeouts_w) r0=$(w_resets) db0=$(testdev_stat "$W" tx-doorbells) || return 1
+	t0=$(tx_timeouts "$W") r0=$(resets_of "$W") db0=$(testdev_stat "$W" tx-doorbells) || return 1
 	start=$EPOCHSECONDS
 	python3 "$VMX_LIB_DIR/xdp_pkt.py" send "$W" 02:00:00:00:00:01 192.0.2.2 9 1 \
 		--sizes 64 > /dev/null || return 1
-	wait_for 20 _grown _timeouts_w "$t0" || { echo "frame $1: no TX timeout within 20 s"; return 1; }
-	wait_for 10 _grown w_resets "$r0" || { echo "frame $1: no reset within 10 s of the timeout"; return 1; }
+	wait_for 20 above "$t0" tx_timeouts "$W" || { echo "frame $1: no TX timeout within 20 s"; return 1; }
+	wait_for 10 above "$r0" resets_of "$W" || { echo "frame $1: no reset within 10 s of the timeout"; return 1; }
 	echo "frame $1: TXPROD doorbells +$(($(testdev_stat "$W" tx-doorbells) - db0)), TX timeout and reset after $((EPOCHSECONDS - start)) s"
 }
 
 stall() {
 	local t0 r0 s0 p0 d0 t1 r1 s1 p1 d1 first rc=0
-	t0=$(_timeouts_w) r0=$(w_resets) s0=$(_dev_sent) p0=$(stat_of "$W" tx_packets) || return 1
+	t0=$(tx_timeouts "$W") r0=$(resets_of "$W") s0=$(_dev_sent) p0=$(stat_of "$W" tx_packets) || return 1
 	d0=$(stat_of "$W" tx_dropped)
 	first=$EPOCHSECONDS
 	one_frame 1 || return 1
@@ -77,7 +72,7 @@ stall() {
 	# not made it forget
 	sleep 12
 	while [ $((EPOCHSECONDS - first)) -lt 22 ]; do sleep 1; done
-	t1=$(_timeouts_w) r1=$(w_resets) s1=$(_dev_sent) p1=$(stat_of "$W" tx_packets)
+	t1=$(tx_timeouts "$W") r1=$(resets_of "$W") s1=$(_dev_sent) p1=$(stat_of "$W" tx_packets)
 	d1=$(stat_of "$W" tx_dropped)
 	echo "2 frames offered: TX timeouts +$((t1 - t0)), resets +$((r1 - r0)), the device sent +$((s1 - s0)), tx_packets +$((p1 - p0)), tx_dropped +$((d1 - d0))"
 	[ $((t1 - t0)) = 2 ] || { echo "want one TX timeout per frame"; rc=1; }

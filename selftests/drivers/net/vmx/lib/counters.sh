@@ -8,6 +8,14 @@
 # Interface counter from sysfs: stat_of IF NAME (this netns).
 stat_of() { cat "/sys/class/net/$1/statistics/$2"; }
 
+# above N CMD [ARG...]: CMD's output (a number) is above N; for wait_for,
+# e.g. wait_for 10 above "$r0" resets_of eth1
+above() { local n=$1; shift; [ "$("$@")" -gt "$n" ]; }
+# tx_timeouts IF: the stack's TX watchdog timeouts of IF, every queue summed
+tx_timeouts() { cat /sys/class/net/"$1"/queues/tx-*/tx_timeout | awk '{ s += $1 } END { print s + 0 }'; }
+# resets_of IF: the device resets vmx made on IF (ethtool -S resets)
+resets_of() { estat "$1" resets; }
+
 # Standard counters of the DUT: rx_packets tx_packets rx_bytes tx_bytes.
 dut_counters() {
 	local c

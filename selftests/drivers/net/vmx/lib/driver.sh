@@ -221,8 +221,8 @@ caps_granted() { sed -n 's/.*granted \(0x[0-9a-f]*\|0\)$/\1/p' <<< "$1"; }
 
 # dut_forced_reset: ethtool --reset DUT dedicated (vmx only), then wait
 # until the driver's "resets" counter moved and the carrier is back.
-dut_resets() { ethtool -S "$DUT" | awk '$1 == "resets:" { print $2 }'; }
-_resets_above() { [ "$(dut_resets)" -gt "$1" ]; }
+dut_resets() { resets_of "$DUT"; }
+_resets_above() { above "$1" dut_resets; }
 dut_forced_reset() {
 	local r0
 	r0=$(dut_resets)
