@@ -2821,6 +2821,53 @@ def case_tx_desc_summary(qemu):
     sock.close()
 
 
+UPDATE_PMCFG, PMBUF = 0xCAFE0008, 0x150000
+
+
+def case_pmcfg(qemu):
+    """UPDATE_PMCFG: the last good wake-up configuration recorded, a bad one
+    a pm-conf violation that changes no record, RESET_DEV keeps it"""
+    q = QTest(qemu, ",max-revision=9,strict=on").setup()
+    check("UPDATE_PMCFG: pm-wake-events 0xffff before any",
+          q.qom("pm-wake-events"), 0xFFFF)
+    bring_up(q, 9)
+
+    def pm(events, nf, filters=(), ver=1, ln=920, pa=PMBUF):
+        q.cmd(f"memset 0x{PMBUF:x} 920 0")
+        q.write(PMBUF, le16(events) + bytes([nf]))
+        for k, (msz, psz) in enumerate(filters):
+            q.write(PMBUF + 8 + 152 * k, bytes([msz, psz]))
+        q.write(SH + 664, le32(ver) + le32(ln) + le64(pa))
+        q.command(UPDATE_PMCFG)
+        return [q.qom(k) for k in ("stat-pmcfg-updates", "stat-pmcfg-good",
+                                   "pm-wake-events", "pm-filters",
+                                   "stat-violation-pm-conf")]
+
+    check("UPDATE_PMCFG magic packet: recorded",
+          pm(1, 0), [1, 1, 1, 0, 0])
+    check("UPDATE_PMCFG one pattern filter (mask 6, pattern 42): recorded",
+          pm(2, 1, [(6, 42)]), [2, 2, 2, 1, 0])
+    check("UPDATE_PMCFG nothing to wake on: recorded",
+          pm(0, 0), [3, 3, 0, 0, 0])
+    check("UPDATE_PMCFG confVer 2: pm-conf, record unchanged",
+          pm(1, 0, ver=2), [4, 3, 0, 0, 1])
+    check("UPDATE_PMCFG confLen 8: pm-conf, record unchanged",
+          pm(1, 0, ln=8), [5, 3, 0, 0, 2])
+    check("UPDATE_PMCFG wakeUpEvents bit 2: pm-conf",
+          pm(4, 0), [6, 3, 0, 0, 3])
+    check("UPDATE_PMCFG 7 filters: pm-conf",
+          pm(2, 7, [(1, 8)] * 6), [7, 3, 0, 0, 4])
+    check("UPDATE_PMCFG filter maskSize 17: pm-conf",
+          pm(2, 2, [(6, 42), (17, 42)]), [8, 3, 0, 0, 5])
+    check("UPDATE_PMCFG buffer outside guest memory: pm-conf",
+          pm(1, 0, pa=0xFFFF00000000), [9, 3, 0, 0, 6])
+    pm(1, 0)
+    q.command(0xCAFE0002)                       # RESET_DEV
+    check("UPDATE_PMCFG: RESET_DEV keeps the record (pm-wake-events 1)",
+          q.qom("pm-wake-events"), 1)
+    q.close()
+
+
 def main():
     qemu = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
         [os.path.join(HERE, "build.sh")], check=True, capture_output=True,
@@ -2879,7 +2926,7 @@ def main():
               (case_reset_config, ()), (case_quiesce_tx, (None,)),
               (case_quiesce_tx, ("drop",)), (case_quiesce_tx, ("complete",)),
               (case_quiesce_tx, ("late",))]
-    cases += [(case_tx_desc_summary, ())]
+    cases += [(case_tx_desc_summary, ()), (case_pmcfg, ())]
     for case, args in cases:
         try:
             case(qemu, *args)

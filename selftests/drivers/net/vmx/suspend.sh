@@ -78,14 +78,39 @@ state_of() {
 	ethtool "$DUT" | grep 'Wake-on:' | tr -d '\t'
 }
 
+# The wake-up configuration the device was sent: on the test device
+# (patch 0029) the UPDATE_PMCFGs it took and the wakeUpEvents of the last
+# good one (bit 0 magic packet), which must be what ethtool's Wake-on
+# says (g: 1, d: 0) after every suspend in PM test mode (the suspend
+# callbacks ran; a real hibernation's reboot resets the device after).
+PM_NIC=
+if [ "$VMX_DRIVER_NAME" = vmx ] && PM_NIC=$(testdev_nic_of "$DUT" 2>/dev/null) &&
+	testdev_nics | grep -qx "$PM_NIC"; then
+	log "$DUT: test device $PM_NIC: each suspend's UPDATE_PMCFG is compared with Wake-on"
+else
+	PM_NIC=
+fi
+pm_updates() { testdev_stat "$PM_NIC" pmcfg-good; }
+# pm_sent WOL0: the device took a good UPDATE_PMCFG since WOL0 (its count
+# before) saying what Wake-on says
+pm_sent() {
+	local u1 ev wol want
+	u1=$(pm_updates) && ev=$(qom_get "$PM_NIC" pm-wake-events) || return 1
+	wol=$(ethtool "$DUT" | awk '$1 == "Wake-on:" { print $2 }')
+	case $wol in g) want=1 ;; d) want=0 ;; *) want="?" ;; esac
+	echo "Wake-on $wol; the device took $((u1 - $1)) good UPDATE_PMCFG, the last with wakeUpEvents $ev (want $want)"
+	[ $((u1 - $1)) -ge 1 ] && [ "$ev" = "$want" ]
+}
+
 # cycle STATE [DISKMODE]: one suspend/resume (mem, freeze) or hibernation
 # (disk) in PM test mode, or with DISKMODE a real hibernation to the swap
 # disk in that /sys/power/disk mode; compare the state, counters, then
 # traffic.
 cycle() {
-	local pst=$1 mode=${2:-} c0 c1 boot0 img0 io0 io1 rc=0
+	local pst=$1 mode=${2:-} c0 c1 boot0 img0 io0 io1 u0='' rc=0
 	state_of > "$VMX_TMP/s0"
 	c0=$(dut_counters)
+	if [ -n "$PM_NIC" ] && [ -z "$mode" ]; then u0=$(pm_updates) || return 1; fi
 	if [ -n "$mode" ]; then
 		# baselines of what tells a real hibernation (QEMU's counters)
 		boot0=$(guest_resets)
@@ -122,6 +147,7 @@ cycle() {
 	c1=$(dut_counters)
 	diff "$VMX_TMP/s0" "$VMX_TMP/s1" || { echo "state changed across $pst"; rc=1; }
 	cat "$VMX_TMP/s1"
+	[ -z "$u0" ] || pm_sent "$u0" || { echo "the device was not sent the wake-up configuration Wake-on says"; rc=1; }
 	echo "counters (rx/tx packets, bytes): $c0 -> $c1"
 	not_backwards "$c0" "$c1" || { echo "counters went backwards"; rc=1; }
 	dut_ping -c 5 -i 0.2 "$PEER_IP" || rc=1
@@ -154,6 +180,18 @@ for st in mem freeze disk; do
 	*) skip "$st cycle" "not in /sys/power/state (${STATES[*]})" ;;
 	esac
 done
+
+# Wake-on-LAN off: the next suspend tells the device so (the cycles above
+# ran with wol g).
+if [ -n "$PM_NIC" ]; then
+	for st in mem freeze; do
+		[[ " ${STATES[*]} " == *" $st "* ]] || continue
+		ethtool -s "$DUT" wol d
+		check "pm_test devices: $st cycle with Wake-on-LAN off: the device told (wakeUpEvents 0)" cycle "$st"
+		ethtool -s "$DUT" wol g
+		break
+	done
+fi
 
 # Real hibernation: the image written to the swap disk and restored.
 hib_setup() {
