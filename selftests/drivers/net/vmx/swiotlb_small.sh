@@ -189,6 +189,61 @@ if [ "$VMX_DRIVER_NAME" = vmx ]; then
 	check "received frames copied out of the bounced pages" copied
 fi
 
+SWT=/sys/kernel/debug/swiotlb
+swt_used() { local u; read -r u < "$SWT/io_tlb_used" && echo "$u"; }
+# sink_start OUT PORT [NETNS]: a TCP listener with a 64 MB receive buffer
+# that accepts one connection and never reads it (what it was sent stays
+# queued, holding whatever the skbs hold); SINK_PID is python itself.
+SINK_PID=
+sink_start() {
+	local -a pre=()
+	[ -z "${3:-}" ] || pre=(ip netns exec "$3")
+	"${pre[@]}" python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+time.sleep(600)' "$2" > "$1" 2>&1 &
+	SINK_PID=$!
+	_vmx_bg+=("$SINK_PID")
+	wait_for 20 grep -q listening "$1" || { echo "no listener on port $2"; cat "$1"; return 1; }
+}
+# The copy seen from outside the driver: the kernel's bounce pool
+# (debugfs io_tlb_used, in slots of 2 KiB). A socket that does not read
+# keeps what it received; copied out, that holds no ring page and no
+# mapping, so the pool's use stays where it was while the whole file
+# arrives and stays queued. Pages lent to the socket would each keep their
+# bounce slots (16 MB queued: 8192 slots, twice the pool) until the pool
+# ran dry and the transfer stalled. Allowed: 64 slots (TX mappings of ACKs
+# in flight); measured +0 (16 MB queued in 22 MB of socket memory). A
+# driver that lends its pages (sabotage rx-swiotlb-lend): the pool full
+# (+384, all that was left) and the file stuck.
+# _queued: the bytes the listener's connection holds unread (Recv-Q, the
+# FIN included once the sender closed: CLOSE-WAIT)
+_queued() { ss -Htn "( sport = :5410 )" | awk '{ q = $2 } END { print q + 0 }'; }
+_queue_full() { [ "$(_queued)" -ge $(((BLOB_MB << 20) * 9 / 10)) ]; }
+held_no_slots() {
+	local u0 u1 spid rc=0
+	[ -r "$SWT/io_tlb_used" ] || { echo "no $SWT (debugfs)"; return 1; }
+	sink_start "$VMX_TMP/sink.rx" 5410 || return 1
+	u0=$(swt_used)
+	pexec timeout "$(scaled 60)" socat -u "OPEN:$BLOB" "TCP:$DUT_IP:5410" &
+	spid=$!
+	wait_for "$(scaled 60)" _queue_full || { echo "the file did not arrive in 60 s"; rc=1; }
+	u1=$(swt_used)
+	echo "queued unread on the DUT: $(_queued) bytes; bounce pool $u0 -> $u1 slots in use (+$((u1 - u0)))"
+	ss -Htnm "( sport = :5410 )"
+	[ $((u1 - u0)) -le 64 ] || { echo "the socket's data holds bounce slots: ring pages went up the stack"; rc=1; }
+	kill "$SINK_PID" "$spid" 2>/dev/null; wait "$SINK_PID" "$spid" 2>/dev/null
+	return $rc
+}
+if [ "$VMX_DRIVER_NAME" = vmx ]; then
+	check "$BLOB_MB MB queued unread in a socket hold no bounce slot (io_tlb_used)" held_no_slots
+fi
+
 # ------------------------------------------------ the pool exhausted on purpose
 # bulk_check's mapping-failure check runs only when a failure happened,
 # and with 4096 slabs none did in CI. So make one happen: DUT2, in a netns
@@ -211,9 +266,7 @@ fi
 # second run; a driver that did not count them showed +0.
 HOG_NS=vmxhog
 HOG_IP=10.99.0.3
-SWT=/sys/kernel/debug/swiotlb
 hx() { ip netns exec "$HOG_NS" "$@"; }
-swt_used() { local u; read -r u < "$SWT/io_tlb_used" && echo "$u"; }
 # _hog_full: the pool's use stopped growing (2 s) or it is full.
 _hog_full() {
 	local u
@@ -236,19 +289,8 @@ hog_start() {
 	# open fits the rings of the XDP layout to the pool
 	hx ip link set dev "$DUT2" xdpdrv obj "$VMX_LIB_DIR/progs/xdp_pass.o" sec xdp || return 1
 	hx ip link set "$DUT2" up || return 1
-	# not through hx: $! must be python itself (ip netns exec execs it)
-	ip netns exec "$HOG_NS" python3 -c '
-import socket, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE
-s.bind(("0.0.0.0", 5400)); s.listen(1)
-print("listening", flush=True)
-c, _ = s.accept()
-time.sleep(600)' > "$VMX_TMP/hog.rx" 2>&1 &
-	HOG_RX=$!
-	_vmx_bg+=("$HOG_RX")
-	wait_for 20 grep -q listening "$VMX_TMP/hog.rx" || { echo "no hog listener"; cat "$VMX_TMP/hog.rx"; return 1; }
+	sink_start "$VMX_TMP/hog.rx" 5400 "$HOG_NS" || return 1
+	HOG_RX=$SINK_PID
 	ip netns exec "$PEER_NS" timeout 300 socat -u /dev/zero "TCP:$HOG_IP:5400" > "$VMX_TMP/hog.tx" 2>&1 &
 	HOG_TX=$!
 	_vmx_bg+=("$HOG_TX")
