@@ -67,16 +67,20 @@ _iperf_listening() {
 }
 
 # iperf_check ARGS...: one iperf3 client run of VMX_IPERF_TIME seconds
-# (default 2: some 50-100 MB under TCG, tens of thousands of segments)
-# against the peer (ARGS go to the client, e.g. -R, -u -b 50M). Passes when iperf3 reports no error, both
+# (default 2: some 50-100 MB under TCG, tens of thousands of segments),
+# or of VMX_IPERF_BYTES bytes instead when that is set (iperf3 -n: 16M,
+# 1G...; a fixed amount of data whatever part of the time the connection
+# takes, still bounded by the 60 s timeout) against the peer (ARGS go to
+# the client, e.g. -R, -u -b 50M). Passes when iperf3 reports no error, both
 # ends moved data and, for TCP, the sender retransmitted at most
 # VMX_TCP_MAX_RETRANS percent (default 5) of the segments it sent: frames
 # that arrive broken show up there long before the byte counts stall.
 # Prints the throughput.
 iperf_check() {
-	local port=5201 rc
+	local port=5201 rc len=(-t "${VMX_IPERF_TIME:-2}")
+	[ -n "${VMX_IPERF_BYTES:-}" ] && len=(-n "$VMX_IPERF_BYTES")
 	iperf_server_start $port || return 1
-	timeout 60 iperf3 -c "${IPERF_DST:-$PEER_IP}" -p $port -t "${VMX_IPERF_TIME:-2}" --json \
+	timeout 60 iperf3 -c "${IPERF_DST:-$PEER_IP}" -p $port "${len[@]}" --json \
 		--connect-timeout 5000 "$@" > "$VMX_TMP/iperf.json" 2>"$VMX_TMP/iperf.err"
 	rc=$?
 	wait "$_iperf_srv" 2>/dev/null
