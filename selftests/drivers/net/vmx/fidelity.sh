@@ -62,7 +62,7 @@ plain_nic() {
 }
 
 # step NAME CMD...: run one part of the mix, one line for it; the
-# command's output only when it failed. Then, on the revisions compared
+# command's output only when it failed; returns the command's status. Then, on the revisions compared
 # ($TXD_NIC set), the part's tx-desc-summary is appended to $TXD_FILE
 # and the NIC's cleared: the device keeps 64 distinct tuples (descriptor
 # counts, length classes... make many), and the whole mix's 60 to 90
@@ -73,11 +73,8 @@ plain_nic() {
 step() {
 	local name=$1 res rc=0 s t
 	shift
-	if "$@" > "$VMX_TMP/step.out" 2>&1; then
-		res=ok
-	else
-		res=FAILED rc=1
-	fi
+	"$@" > "$VMX_TMP/step.out" 2>&1 || rc=$?
+	if [ $rc = 0 ]; then res=ok; else res="FAILED ($rc)"; fi
 	if [ -n "${TXD_NIC:-}" ]; then
 		if s=$(testdev_tx_summary "$TXD_NIC") && testdev_tx_summary_reset "$TXD_NIC"; then
 			printf '# %s\n' "$name" >> "$TXD_FILE"
