@@ -13,6 +13,10 @@
 #    the stack (ping); TX from the socket (the peer gets the frames
 #    byte-identical, xdptxN_xsk_xmit counts them); l2fwd (the peer gets
 #    every frame back with the MACs swapped) with need_wakeup on and off;
+#  - TX descriptors the device cannot send (length 0, where the kernel
+#    lets them through: 6.1): completed in the order sent, counted
+#    (xdptxN_xsk_invalid), never sent, the frames around them sent
+#    byte-exact; SKIPs where the kernel refuses them (6.12);
 #  - busy polling (xsk_tool -b: SO_PREFER_BUSY_POLL, SO_BUSY_POLL,
 #    SO_BUSY_POLL_BUDGET, the device's napi_defer_hard_irqs and
 #    gro_flush_timeout): zero-copy RX on queue 0 driven by the socket's
@@ -87,6 +91,8 @@ log "$DUT: revision $(dut_revision), $(dut_queues) queues, steering ${STEER/0/no
 TD=
 NIC=$(testdev_nic_of "$DUT" 2>/dev/null) && testdev_nics | grep -qx "$NIC" && TD=$NIC
 peer_tx() { pexec cat "/sys/class/net/$PEER/statistics/tx_packets"; }
+# The channels: the device's XDP TX queue Q is its TX queue NCH + Q.
+NCH=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
 
 # rss_to 0|1: every flow to queue 0 or 1 (only where the device steers).
 rss_to() {
@@ -164,14 +170,14 @@ xskq_stop_all() {
 xskq_got() { grep -c . "$VMX_TMP/xsk.q$1.out"; }
 
 # ------------------------------------------------ peer capture
-# peer_cap_start N: the peer's own AF_PACKET socket collects the test
-# frames (xdp_pkt.py's magic at the start of the UDP payload) that reach
-# it, until N came or 20 s passed, as "<len> <hex>" lines in
-# $VMX_TMP/peer.got; peer_cap_end waits for it.
+# peer_cap_start N [SECS]: the peer's own AF_PACKET socket collects the
+# test frames (xdp_pkt.py's magic at the start of the UDP payload) that
+# reach it, until N came or SECS (default 20) passed, as "<len> <hex>"
+# lines in $VMX_TMP/peer.got; peer_cap_end waits for it.
 PEER_CAP_PID=
 peer_cap_start() {
 	rm -f "$VMX_TMP/peer.got" "$VMX_TMP/peer.err"
-	ip netns exec "$PEER_NS" python3 - "$VMX_LIB_DIR" "$PEER" "$1" "$VMX_TMP/peer.got" 2>"$VMX_TMP/peer.err" <<'EOF' &
+	ip netns exec "$PEER_NS" python3 - "$VMX_LIB_DIR" "$PEER" "$1" "$VMX_TMP/peer.got" "${2:-20}" 2>"$VMX_TMP/peer.err" <<'EOF' &
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import xdp_pkt
@@ -179,7 +185,7 @@ s = xdp_pkt.open_sock(sys.argv[2])
 s.settimeout(0.1)
 want, out, got = int(sys.argv[3]), open(sys.argv[4], "w"), 0
 print("listening", file=sys.stderr, flush=True)
-end = time.time() + 20
+end = time.time() + float(sys.argv[5])
 while got < want and time.time() < end:
     try:
         data, addr = s.recvfrom(65536)
@@ -353,6 +359,80 @@ check "ping (XDP_PASS on the zero-copy queue) while the socket is bound" ping_wh
 check "zero-copy TX: $N frames reach the peer, bytes exact, xdptxN_xsk_xmit" xsk_tx_check zc on
 check "zero-copy l2fwd, need_wakeup on: $N frames back, MACs swapped" xsk_fwd_check zc on
 check "zero-copy l2fwd, need_wakeup off: $N frames back, MACs swapped" xsk_fwd_check zc off
+
+# ------------------------------------------------ descriptors the device cannot send
+# A TX descriptor of length 0 (16 KiB to the device: its length field
+# has 14 bits) or of 16 KiB and more must be completed in its place in
+# the order, counted (xdptxN_xsk_invalid) and never sent. Only the kernel
+# lets one through: 6.1 takes a length of 0; 6.12 refuses it, and any
+# length beyond the chunk, which is at most PAGE_SIZE (no UMEM of larger
+# chunks, huge pages or not). The socket sends a zero-length descriptor
+# first (nothing in flight: the driver completes it at once), then the N
+# test frames with one more after the first of them and one after the
+# last (each completed with the frame before it). Wanted: every
+# descriptor completed, in the order sent (the completion ring's
+# addresses, xsk_tool -o), the zero-length ones counted exactly, the
+# peer given the N frames byte-exact and nothing else (its capture waits
+# for N + 3), xdptxN_xsk_xmit +N and, on the test device, its XDP TX
+# queue 0 sending N frames. Where the kernel refused them (xsk_tool:
+# "refused by the kernel N") the check SKIPs: nothing can reach the
+# driver's path.
+C_XSK_BAD='xdptx[0-9]+_xsk_invalid'    # AF_XDP descriptors completed unsent
+SKIP_NB=3
+SKIP_WHY=
+
+# td_q0_snap: the test device's counters of queue 0 as snap lines
+# (td_rx0, td_xdptx0: testdev_queue_snap); nothing without the test device.
+td_q0_snap() { [ -z "$TD" ] || testdev_queue_snap "$TD" 1 "$NCH" 1; }
+
+# xsk_skip_check: the above; sets SKIP_WHY (and passes) when the kernel
+# refused the zero-length descriptors.
+xsk_skip_check() {
+	local rc s0=$VMX_TMP/s0 s1=$VMX_TMP/s1 f=$VMX_TMP/skip hex bad x inv td='' order ref
+	tx_frames $N "$VMX_TMP/tx.frames" || return 1
+	# the zero-length descriptor's chunk holds the first test frame (sent
+	# as 16 KiB, it would reach the peer's capture)
+	read -r _ hex <"$VMX_TMP/tx.frames"
+	bad="0 $hex"
+	{ echo "$bad"; sed -n 1p "$VMX_TMP/tx.frames"; echo "$bad"
+	  sed 1d "$VMX_TMP/tx.frames"; echo "$bad"; } >"$f.frames"
+	peer_cap_start $((N + SKIP_NB)) 15 || return 1
+	{ snap "$DUT" && td_q0_snap; } >"$s0" || return 1
+	"$XSK" -m zc -o "$DUT" 0 tx <"$f.frames" >"$f.err" 2>&1
+	rc=$?
+	cat "$f.err"
+	[ $rc != 2 ] || kill "$PEER_CAP_PID"
+	peer_cap_end
+	{ snap "$DUT" && td_q0_snap; } >"$s1" || return 1
+	x=$(sdelta "$s0" "$s1" "$C_XSK_XMIT")
+	inv=$(sdelta "$s0" "$s1" "$C_XSK_BAD")
+	[ -z "$TD" ] || td=$(sdelta "$s0" "$s1" td_xdptx0)
+	echo "xdptxN_xsk_xmit +$x, xdptxN_xsk_invalid +$inv${TD:+, the device sent from XDP TX queue 0 +$td}"
+	xsk_ready_mode "$f.err" zc || return 1
+	ref=$(sed -n 's/^xsk: sent .*, refused by the kernel \([0-9]*\)$/\1/p' "$f.err")
+	if [ "$ref" = $SKIP_NB ] && [ "$inv" = 0 ]; then
+		SKIP_WHY="kernel $(kernel_release) refuses zero-length AF_XDP TX descriptors (tx_invalid_descs +$ref) and any beyond the chunk (PAGE_SIZE at most): none reaches the driver"
+		return 0
+	fi
+	[ $rc = 0 ] || { echo "want every descriptor completed (xsk_tool exit status $rc)"; return 1; }
+	order=$(sed -n 's/^xsk: completion order: //p' "$f.err")
+	[ "$order" = "$(seq -s ' ' 0 $((N + SKIP_NB - 1)))" ] ||
+		{ echo "want the completions in the order sent: 0 to $((N + SKIP_NB - 1))"; return 1; }
+	python3 "$XDP_PKT" cmp "$VMX_TMP/tx.frames" "$VMX_TMP/peer.got" || return 1
+	[ "$inv" = $SKIP_NB ] || { echo "want xdptxN_xsk_invalid +$SKIP_NB"; return 1; }
+	[ "$x" = $N ] || { echo "want xdptxN_xsk_xmit +$N"; return 1; }
+	[ -z "$TD" ] || [ "$td" = $N ] || { echo "want the device's XDP TX queue 0 to send $N"; return 1; }
+}
+
+SKIP_CHECK="zero-copy TX: $SKIP_NB zero-length descriptors among $N frames completed in order, counted in xdptxN_xsk_invalid, never sent; the peer gets the $N byte-exact"
+# Whether the kernel lets the descriptors through is known only once
+# they are sent: the check's verdict (ok, not ok or SKIP) after its run.
+xsk_skip_check >"$VMX_TMP/skip.out" 2>&1
+rc=$?
+diag <"$VMX_TMP/skip.out"
+if [ -n "$SKIP_WHY" ]; then skip "$SKIP_CHECK" "$SKIP_WHY"
+elif [ $rc = 0 ]; then ok "$SKIP_CHECK"
+else fail "$SKIP_CHECK" "exit status $rc: xsk_skip_check"; fi
 
 # ------------------------------------------------ busy polling
 # Evidence that busy polling drove the RX, with need_wakeup off (so
@@ -586,7 +666,6 @@ fi
 # sends every socket's TX ring from XDP TX queue 0, passes the checks
 # above). QEMU's stock vmxnet3 delivers every frame to queue 0, so there
 # nothing reaches queue 1 and these checks SKIP.
-NCH=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
 
 # td_snap: the device's counters these checks read, as snap lines
 # (td_rxQ, td_xdptxQ for queues 0 and 1, td_rx_inactive); qsnap FILE:

@@ -3,7 +3,7 @@
  * xsk_tool - the AF_XDP socket of the vmx selftests.
  *
  * Usage: xsk_tool [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS]
- *                 [-b BUDGET [-s MS]] [-q] IFNAME QUEUE rx|tx|fwd
+ *                 [-b BUDGET [-s MS]] [-q] [-o] IFNAME QUEUE rx|tx|fwd
  *
  *   -m  bind mode: copy (XDP_COPY, default) or zc (XDP_ZEROCOPY)
  *   -w  need_wakeup (XDP_USE_NEED_WAKEUP): on (default) or off
@@ -16,13 +16,24 @@
  *   -q  rx: print no frames, only the count at the end (rxdrop: each
  *       chunk goes straight back to the fill ring; the benchmark's
  *       AF_XDP cells, tools/bench-guest.sh)
+ *   -o  tx: also print the order of the completions, "xsk: completion
+ *       order: I I ...": for each address the completion ring gave back,
+ *       the number of the frame (0 for stdin's first line) whose chunk
+ *       it is ("0x<addr>" for an address that is no frame's)
  *
  * rx   print each frame received as "<len> <hex bytes>" on stdout (the
  *      lines of a batch written out at once); "xsk: received N" on stderr
  *      at the end; ended by SIGINT/SIGTERM it still takes the frames
  *      already on its RX ring
  * tx   send the frames given on stdin, one per line as "<hex>" or
- *      "<len> <hex>", wait for their completions; "xsk: sent N completed N"
+ *      "<len> <hex>", wait for their completions; "xsk: sent N completed N".
+ *      The descriptor's length is <len> where one is given, whatever the
+ *      hex bytes' count (the chunk holds them, zero-padded up to <len>):
+ *      "0 <hex>" sends a descriptor of length 0, which a vmxnet3 device
+ *      cannot send (0 means 16 KiB to it). Descriptors the kernel refuses
+ *      (XDP_STATISTICS tx_invalid_descs: a length of 0 from 6.x on, one
+ *      beyond the chunk) are never completed: they are not waited for,
+ *      and the line ends in ", refused by the kernel N"
  * fwd  l2fwd: swap the MACs of every frame received and send it back out
  *      of the same socket; "xsk: received N forwarded N completed N"
  *
@@ -127,6 +138,9 @@ static volatile sig_atomic_t remap;	/* SIGUSR1 */
 static int dev_ifindex;
 static int sockerr;
 static int quiet;		/* -q: rx prints no frames */
+static int show_order;		/* -o */
+static __u64 comp_log[RING_SIZE];	/* -o: the addresses completed, in order */
+static unsigned int comp_logged;
 
 static void on_signal(int sig)
 {
@@ -273,8 +287,11 @@ static unsigned int reap(int to_fill)
 	unsigned int n, i, idx;
 
 	n = xsk_ring_cons__peek(&cq, BATCH, &idx);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		addrs[i] = *xsk_ring_cons__comp_addr(&cq, idx + i);
+		if (comp_logged < RING_SIZE)
+			comp_log[comp_logged++] = addrs[i];
+	}
 	xsk_ring_cons__release(&cq, n);
 	if (to_fill && n)
 		refill(addrs, n);
@@ -368,26 +385,66 @@ static int parse_hex(char *line, unsigned char *out, unsigned int max)
 	return n;
 }
 
+/* "xsk: completion order: ..." (-o) */
+static void show_comp_order(void)
+{
+	unsigned int i;
+	__u64 a;
+
+	fprintf(stderr, "xsk: completion order:");
+	for (i = 0; i < comp_logged; i++) {
+		a = comp_log[i];
+		if (a % chunk || a / chunk < RING_SIZE || a / chunk >= NUM_FRAMES)
+			fprintf(stderr, " 0x%llx", (unsigned long long)a);
+		else
+			fprintf(stderr, " %llu", (unsigned long long)(a / chunk - RING_SIZE));
+	}
+	fprintf(stderr, "\n");
+}
+
+/* TX descriptors the kernel refused (never to be completed) */
+static unsigned int tx_refused(void)
+{
+	struct xdp_statistics st = {};
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_STATISTICS, &st, &len))
+		return 0;
+	return st.tx_invalid_descs;
+}
+
 static int do_tx(double end)
 {
 	static char line[65536];
-	unsigned int sent = 0, done = 0, idx;
+	unsigned int sent = 0, done = 0, refused = 0, idx;
+	long want;
+	char *sp;
 	int len;
 
 	while (fgets(line, sizeof(line), stdin)) {
 		__u64 addr = (__u64)(RING_SIZE + sent) * chunk;
+		unsigned char *p = xsk_umem__get_data(area, addr);
 
 		if (sent == RING_SIZE) {
 			fprintf(stderr, "xsk: more than %u frames on stdin\n", RING_SIZE);
 			return 2;
 		}
-		len = parse_hex(line, xsk_umem__get_data(area, addr), chunk);
-		if (len < 0) {
+		/* "<len> <hex>": the descriptor's length */
+		want = -1;
+		sp = strpbrk(line, " \t");
+		if (sp && sp[strspn(sp, " \t\n")])
+			want = strtol(line, NULL, 10);
+		len = parse_hex(line, p, chunk);
+		if (len < 0 || want > (long)chunk || want < -1) {
 			fprintf(stderr, "xsk: bad frame line %u on stdin\n", sent + 1);
 			return 2;
 		}
-		if (!len)
+		if (want < 0 && !len)
 			continue;
+		if (want > len)
+			memset(p + len, 0, want - len);
+		if (want >= 0)
+			len = want;
 		while (xsk_ring_prod__reserve(&tx, 1, &idx) != 1) {
 			tx_kick();
 			done += reap(0);
@@ -399,16 +456,24 @@ static int do_tx(double end)
 		if (sent % BATCH == 0)
 			tx_kick();
 	}
-	while (!stop && done < sent && now() < end) {
+	while (!stop && done + refused < sent && now() < end) {
 		tx_kick();
 		done += reap(0);
-		if (done < sent) {
+		if (done + refused < sent) {
 			if (sock_error())
 				break;
 			poll(NULL, 0, 10);
+			refused = tx_refused();
 		}
 	}
-	fprintf(stderr, "xsk: sent %u completed %u\n", sent, done);
+	refused = tx_refused();
+	if (refused)
+		fprintf(stderr, "xsk: sent %u completed %u, refused by the kernel %u\n",
+			sent, done, refused);
+	else
+		fprintf(stderr, "xsk: sent %u completed %u\n", sent, done);
+	if (show_order)
+		show_comp_order();
 	return done == sent ? 0 : 1;
 }
 
@@ -550,7 +615,7 @@ static void show_napi_id(int fd)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET [-s MS]] [-q] IFNAME QUEUE rx|tx|fwd\n",
+	fprintf(stderr, "usage: %s [-m copy|zc] [-w on|off] [-f CHUNK] [-n COUNT] [-t SECS] [-b BUDGET [-s MS]] [-q] [-o] IFNAME QUEUE rx|tx|fwd\n",
 		prog);
 	exit(2);
 }
@@ -577,7 +642,7 @@ int main(int argc, char **argv)
 	int ifindex, mapfd = -1, zc = 0, c, err, rc;
 	char what[64];
 
-	while ((c = getopt(argc, argv, "m:w:f:n:t:b:s:q")) != -1) {
+	while ((c = getopt(argc, argv, "m:w:f:n:t:b:s:qo")) != -1) {
 		switch (c) {
 		case 'm':
 			if (strcmp(optarg, "zc") && strcmp(optarg, "copy"))
@@ -611,6 +676,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 'o':
+			show_order = 1;
 			break;
 		default:
 			usage(argv[0]);
