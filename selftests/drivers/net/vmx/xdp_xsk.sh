@@ -984,8 +984,20 @@ keep_receiving() {
 	cat "$VMX_TMP/stream.err"
 	# (the comparison polls the live counters: a control frame between
 	# two reads of one snapshot cannot fail it)
-	wait_for 10 _q1_caught_up "$s0" ||
-		{ echo "after 10 s the driver has run XDP on fewer frames of queue 1 than the device delivered there: it lost some"; rc=1; }
+	if ! wait_for 10 _q1_caught_up "$s0"; then
+		echo "after 10 s the driver has run XDP on fewer frames of queue 1 than the device delivered there: it lost some"
+		rc=1
+		# stuck or lost? One more frame on queue 1 (every flow goes
+		# there; the socket takes the ping): a completion still in the
+		# ring is taken with it (its interrupt never came), one that went
+		# with a restart's old rings is not
+		ip netns exec "$PEER_NS" ping -c 1 -W 1 "$DUT_IP" >/dev/null 2>&1
+		if wait_for 5 _q1_caught_up "$s0"; then
+			echo "  one frame later the driver caught up: a completion waited in the ring for an interrupt that never came"
+		else
+			echo "  still short one frame later: a completion the device wrote was lost (a restart's old rings?)"
+		fi
+	fi
 	# the socket has taken what the driver redirected to it (its lines
 	# are written per batch) before it is stopped
 	rn=$(($(estat "$DUT" rx1_xdp_redirect) - $(awk '$1 == "rx1_xdp_redirect" { print $2 }' "$s0")))
