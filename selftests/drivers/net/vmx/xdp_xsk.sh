@@ -687,7 +687,8 @@ qshow() {
 			"rx${q}_xdp_packets +$(sdelta "$1" "$2" "rx${q}_xdp_packets")," \
 			"rx${q}_xdp_redirect +$(sdelta "$1" "$2" "rx${q}_xdp_redirect")," \
 			"rx${q}_data_ring +$(sdelta "$1" "$2" "rx${q}_data_ring")," \
-			"rx${q}_xsk_copied +$(sdelta "$1" "$2" "rx${q}_xsk_copied");" \
+			"rx${q}_xsk_copied +$(sdelta "$1" "$2" "rx${q}_xsk_copied")," \
+			"rx${q}_drop +$(sdelta "$1" "$2" "rx${q}_drop");" \
 			"xdptx${q}_xsk_xmit +$(sdelta "$1" "$2" "xdptx${q}_xsk_xmit")," \
 			"the device sent from XDP TX queue $q +$(sdelta "$1" "$2" "td_xdptx$q")"
 	done
