@@ -203,7 +203,8 @@ check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
 # old rings, and the link is quiet then (no test traffic; an unsolicited
 # ARP or IPv6 frame of the peer at most).
 #
-# snap: one consistent reading of both sides into SR ST (device) and IR IT
+# counts_read NQ: one consistent reading of both sides over NQ queues into
+# SR ST (device) and IR IT
 # (interface). The device's counters take one monitor command per queue
 # (a second or more under TCG), and the link is not silent meanwhile: the
 # DUT's neighbour entry for the peer, used by the last ping, is probed
@@ -215,7 +216,7 @@ check "ACTIVATE refused during a reset: traffic resumes" act_in_reset
 # and the reading counts only if both agree (a frame sent or received in
 # between changes them); up to 5 readings.
 SR='' ST='' IR='' IT=''
-snap() {
+counts_read() {
 	local n a b
 	for n in 1 2 3 4 5; do
 		wait_for 10 bql_drained || { echo "TX still in flight"; return 1; }
@@ -236,7 +237,7 @@ act_reconf() {
 	local -a cmd
 	c0=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
 	if [ "${c0:-1}" -ge 2 ]; then cmd=(ethtool -L "$DUT" combined 1); else cmd=(ethtool -G "$DUT" rx 256); fi
-	snap "$c0" || return 1
+	counts_read "$c0" || return 1
 	d0r=$SR d0t=$ST i0r=$IR i0t=$IT
 	testdev_set "$NIC" fault activate-refused || return 1
 	if out=$("${cmd[@]}" 2>&1); then
@@ -255,7 +256,7 @@ act_reconf() {
 	[ "$c1" = "$c0" ] || { echo "channels $c1 after the refusal, were $c0"; return 1; }
 	resumes || return 1
 	sleep 0.5
-	snap "$c0" || return 1
+	counts_read "$c0" || return 1
 	d1r=$SR d1t=$ST i1r=$IR i1t=$IT
 	echo "RX: device delivered +$((d1r - d0r)), interface counted +$((i1r - i0r)); TX: device sent +$((d1t - d0t)), interface counted +$((i1t - i0t))"
 	[ $((i1t - i0t)) = $((d1t - d0t)) ] &&
