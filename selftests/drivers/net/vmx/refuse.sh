@@ -36,8 +36,7 @@ check "mtu 59 refused with a message" refused ip link set "$DUT" mtu 59
 check "MTU unchanged" mtu_is 1500
 check "traffic after mtu 59" traffic
 
-# ring FIELD: current ring size from ethtool -g (RX, TX).
-ring() { ethtool -g "$DUT" | awk -v f="$1:" '/^Current/ { c = 1 } c && $1 == f { print $2; exit }'; }
+ring() { ring_size "$DUT" "$1"; }
 ring_request() {
 	local field=$1 opt=$2 val=$3 before after out rc
 	before=$(ring "$field")

@@ -195,7 +195,7 @@ bql_tiny() {
 # they are full, the completions wake them.
 ring_stops() {
 	local tx rc=0
-	tx=$(ethtool -g "$DUT" | awk '/Current/ {c = 1} c && /^TX:/ {print $2; exit}')
+	tx=$(ring_size "$DUT" TX)
 	ethtool -G "$DUT" tx 32 || return 1
 	wait_carrier "$DUT" 10 || rc=1
 	load_drains 1 || rc=1

@@ -199,7 +199,7 @@ xps_restore() {
 shared_flood() {
 	local secs=5 rq0 rq1 x xe busy rc=0 txr
 	[ -d "$XMIT_EV" ] || { echo "no tracepoint net:net_dev_xmit in $TR"; return 1; }
-	txr=$(ethtool -g "$DUT" | awk '/Current/ { c = 1 } c && /^TX:/ { print $2; exit }')
+	txr=$(ring_size "$DUT" TX)
 	ethtool -G "$DUT" tx 64 && wait_carrier "$DUT" 10 || return 1
 	pin_irqs_cpu0
 	xps_all0 || rc=1

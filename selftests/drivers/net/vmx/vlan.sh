@@ -159,7 +159,7 @@ esac
 # (the table's contents are checked above: this is about when it is
 # written) and one that must not (a table written all-open at activation
 # passes the first).
-rx_ring() { ethtool -g "$DUT" | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }'; }
+rx_ring() { ring_size "$DUT" RX; }
 ring_change() {
 	local r0 r1
 	r0=$(rx_ring)

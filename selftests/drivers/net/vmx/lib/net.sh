@@ -128,6 +128,12 @@ combined_channels() {
 	ethtool -l "$1" 2>/dev/null | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }'
 }
 
+# ring_size IF FIELD: IF's current ring size FIELD (RX, TX, "RX Jumbo", as
+# ethtool -g names them under "Current hardware settings").
+ring_size() {
+	ethtool -g "$1" | awk -v f="$2:" '/^Current/ { c = 1 } c && index($0, f) == 1 { print $NF; exit }'
+}
+
 # rss_all_to_queue0 IF: every RX flow of IF to queue 0, each entry of its
 # RSS indirection table naming queue 0 (ethtool -X IF equal 1). An AF_XDP
 # socket bound to queue 0 sees only that queue's frames, and a device that
