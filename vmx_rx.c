@@ -1288,20 +1288,21 @@ static int vmx_xsk_rx(struct vmx_rxq *rxq, struct vmx_rx_ctx *c,
 	return 1;
 }
 
-/* A data ring frame on a zero-copy queue with a program: into a UMEM buffer. */
+/*
+ * A data ring frame on a zero-copy queue with a program: copied into @xdp,
+ * the UMEM buffer of the ring 0 slot the device passed over (the refill
+ * gives the slot a new one). A second buffer from the pool could be
+ * missing: between a restart's ACTIVATE and the old rings' release the new
+ * rings hold every buffer the application posted, and a frame dropped for
+ * want of one would never reach XDP although the device delivered it.
+ */
 static struct sk_buff *vmx_xsk_data_ring(struct vmx_rxq *rxq,
-					 struct vmx_rx_ctx *c, u32 idx,
+					 struct vmx_rx_ctx *c,
+					 struct xdp_buff *xdp, u32 idx,
 					 u32 len, const struct vmx_rx_comp *rc)
 {
-	struct xdp_buff *xdp;
-
 	if (unlikely(len > xsk_pool_get_rx_frame_size(rxq->xsk_pool))) {
-		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
-		return NULL;
-	}
-	xdp = xsk_buff_alloc(rxq->xsk_pool);
-	if (unlikely(!xdp)) {
-		/* the application's fill ring is empty */
+		xsk_buff_free(xdp);
 		vmx_rxq_add(rxq, VMX_RXS_DROP, 1);
 		return NULL;
 	}
@@ -1321,14 +1322,22 @@ static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 	u32 dw0 = le32_to_cpu(rc->dw[0]), dw2 = le32_to_cpu(rc->dw[2]);
 	u32 idx = FIELD_GET(VMX_RXC_IDX, dw0), len = FIELD_GET(VMX_RXC_LEN, dw2);
 	struct vmx_rx_buf b;
+	bool zc;
 
 	if (!(dw0 & VMX_RXC_SOP) || !(dw0 & VMX_RXC_EOP) ||
 	    len > rxq->data_desc_size) {
 		vmx_rx_bad(rxq, "data ring len", len, rxq->data_desc_size);
 		return -EIO;
 	}
-	if (!vmx_rx_take(rxq, &rxq->ring[0], idx, true, &b))
+	/* zero-copy: the slot's own buffer takes the frame */
+	zc = c->prog && rxq->ring[0].xsk && !(dw2 & VMX_RXC_ERR) &&
+	     len >= ETH_HLEN;
+	if (!vmx_rx_take(rxq, &rxq->ring[0], idx, !zc, &b))
 		return -EIO;
+	if (unlikely(zc && !b.xsk)) {
+		vmx_rx_bad(rxq, "empty slot", idx, rxq->ring[0].size);
+		return -EIO;
+	}
 	if (dw2 & VMX_RXC_ERR) {
 		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
 		return 1;
@@ -1337,8 +1346,8 @@ static int vmx_rx_data_ring(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_runt(rxq, len);
 		return 1;
 	}
-	if (c->prog && rxq->xsk_pool) {
-		rxq->skb = vmx_xsk_data_ring(rxq, c, idx, len, rc);
+	if (zc) {
+		rxq->skb = vmx_xsk_data_ring(rxq, c, b.xsk, idx, len, rc);
 		if (rxq->skb)
 			vmx_rx_deliver(rxq, rxq->skb, rc, 0, true);
 	} else if (c->prog) {
