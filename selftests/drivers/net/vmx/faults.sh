@@ -462,16 +462,14 @@ path_rxrefill() {
 	# nothing on the DUT may transmit: no neighbour lookups, no IPv6
 	pexec ip neigh replace "$DUT_IP" lladdr "$(mac_of "$DUT")" dev "$PEER" nud permanent
 	sysctl -qw "net.ipv6.conf.$DUT.disable_ipv6=1"
-	python3 -c '
+	listen_start "$VMX_TMP/sink.out" bound python3 -c '
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 1 << 28)  # SO_RCVBUFFORCE
 s.bind(("0.0.0.0", int(sys.argv[1])))
 print("bound", flush=True)
-time.sleep(3600)' "$SINK_PORT" > "$VMX_TMP/sink.out" 2>&1 &
-	sink=$!
-	_vmx_bg+=("$sink")
-	wait_for 30 grep -q bound "$VMX_TMP/sink.out" || { echo "sink did not start"; cat "$VMX_TMP/sink.out"; return 1; }
+time.sleep(3600)' "$SINK_PORT" || { echo "sink did not start"; return 1; }
+	sink=$LISTEN_PID
 	f0=$(rx0_alloc_fail)
 	nb0=$(estat "$DUT" dev_rx_nobuf)
 	bg_start pexec python3 -c '

@@ -198,7 +198,7 @@ SINK_PID=
 sink_start() {
 	local -a pre=()
 	[ -z "${3:-}" ] || pre=(ip netns exec "$3")
-	"${pre[@]}" python3 -c '
+	listen_start "$1" listening "${pre[@]}" python3 -c '
 import socket, sys, time
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -206,10 +206,8 @@ s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE
 s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
 print("listening", flush=True)
 c, _ = s.accept()
-time.sleep(600)' "$2" > "$1" 2>&1 &
-	SINK_PID=$!
-	_vmx_bg+=("$SINK_PID")
-	wait_for 20 grep -q listening "$1" || { echo "no listener on port $2"; cat "$1"; return 1; }
+time.sleep(600)' "$2" || { echo "no listener on port $2"; return 1; }
+	SINK_PID=$LISTEN_PID
 }
 # The copy seen from outside the driver: the kernel's bounce pool
 # (debugfs io_tlb_used, in slots of 2 KiB). A socket that does not read

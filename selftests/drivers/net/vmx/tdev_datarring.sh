@@ -84,10 +84,9 @@ check "ping works after detaching xdp_drop" ping_ok
 # a UDP socket on the DUT must get each payload once, byte for byte.
 pass_exact() {
 	local rpid rc=0
-	python3 "$PP" recv "$DUT_IP" $PASS_PORT "$1" exact --timeout "$(scaled 5)" >"$VMX_TMP/precv" 2>&1 &
-	rpid=$!
-	_vmx_bg+=("$rpid")
-	wait_for 20 grep -q listening "$VMX_TMP/precv" || { cat "$VMX_TMP/precv"; return 1; }
+	listen_start "$VMX_TMP/precv" listening \
+		python3 "$PP" recv "$DUT_IP" $PASS_PORT "$1" exact --timeout "$(scaled 5)" || return 1
+	rpid=$LISTEN_PID
 	pexec python3 "$PP" send "$PEER" "$DUT_MAC" "$DUT_IP" $PASS_PORT "$1" || rc=1
 	wait "$rpid" || rc=1
 	grep -v '^listening' "$VMX_TMP/precv"

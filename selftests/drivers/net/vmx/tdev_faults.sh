@@ -89,10 +89,9 @@ stack_errors() {
 # and set BAD to how many of what it got were not exactly what the peer
 # sent (999: no report), printing its report.
 recv_start() {
-	python3 "$PP" recv "$DUT_IP" $PORT "$1" exact --timeout "$(scaled 4)" >"$VMX_TMP/recv" 2>&1 &
-	RPID=$!
-	_vmx_bg+=("$RPID")
-	wait_for 20 grep -q listening "$VMX_TMP/recv" || { cat "$VMX_TMP/recv"; return 1; }
+	listen_start "$VMX_TMP/recv" listening \
+		python3 "$PP" recv "$DUT_IP" $PORT "$1" exact --timeout "$(scaled 4)" || return 1
+	RPID=$LISTEN_PID
 }
 BAD=999
 recv_wait() {

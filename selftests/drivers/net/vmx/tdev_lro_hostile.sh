@@ -142,6 +142,8 @@ vlan_peer() {
 # all N with their payload intact (after the driver parsed and aggregated
 # them; the stack drops them then: nobody has VID 43).
 vlan_segments() {
+	# emptied before the job starts (see listen_start)
+	: >"$VMX_TMP/vseg.out"
 	python3 - "$DUT" "$1" > "$VMX_TMP/vseg.out" 2>&1 <<'EOF' &
 import hashlib, socket, struct, sys
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))

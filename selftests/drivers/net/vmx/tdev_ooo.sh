@@ -71,6 +71,8 @@ EOF
 # DUT; all must arrive and in order.
 udp_order() {
 	local n=$1 size=$2 rpid
+	# emptied before the job starts (see listen_start)
+	: >"$VMX_TMP/order.out"
 	python3 - "$UDP_PORT" "$n" > "$VMX_TMP/order.out" 2>&1 <<'EOF' &
 import socket, struct, sys
 port, n = int(sys.argv[1]), int(sys.argv[2])

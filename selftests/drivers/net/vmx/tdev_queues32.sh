@@ -140,6 +140,8 @@ all_queues() {
 		r0[q]=$(testdev_stat "$NIC" "rx-queue$q") || return 1
 		t0[q]=$(estat "$DUT" "tx${q}_packets")
 	done
+	# emptied before the job starts (see listen_start)
+	: >"$VMX_TMP/aq.out"
 	python3 - "$DUT_IP" > "$VMX_TMP/aq.out" 2>&1 <<'PYEOF' &
 import socket, sys
 s = socket.socket()

@@ -176,11 +176,9 @@ pass_run() {
 	[ "${1:-}" = --dev ] && dev=(--dev "$2")
 	# the receiver gives up after 4 s without a datagram: the sender's
 	# Python start alone took longer than that on the debug kernel
-	python3 "$PP" recv "$addr" "$port" $N "$mode" \
-		--timeout "$(scaled 4)" "${dev[@]}" >"$VMX_TMP/precv" 2>&1 &
-	rpid=$!
-	_vmx_bg+=("$rpid")
-	wait_for 20 grep -q listening "$VMX_TMP/precv" || { cat "$VMX_TMP/precv"; return 1; }
+	listen_start "$VMX_TMP/precv" listening python3 "$PP" recv "$addr" "$port" $N "$mode" \
+		--timeout "$(scaled 4)" "${dev[@]}" || return 1
+	rpid=$LISTEN_PID
 	p0=$(estat "$DUT" 'rx[0-9]+_xdp_pass')
 	pexec python3 "$PP" send "$PEER" "$(mac_of "$DUT")" "$addr" "$port" $N $enc || rc=1
 	wait "$rpid" || rc=1

@@ -171,11 +171,9 @@ check "XDP_PASS: 8000-byte pings both ways, counted" pass_ping
 # (xdp_mb.py send), a socket on the DUT gets them all exact (recv).
 udp_recv() {
 	local port=$1 n=$2 sizes=$3 d=${4:-0} rpid rc=0
-	python3 "$MB" recv "$DUT_IP" "$port" --sizes "$sizes" --count "$n" --delta "$d" \
-		--timeout "$(scaled 5)" >"$VMX_TMP/mbrecv" 2>&1 &
-	rpid=$!
-	_vmx_bg+=("$rpid")
-	wait_for 20 grep -q listening "$VMX_TMP/mbrecv" || { cat "$VMX_TMP/mbrecv"; return 1; }
+	listen_start "$VMX_TMP/mbrecv" listening python3 "$MB" recv "$DUT_IP" "$port" --sizes "$sizes" \
+		--count "$n" --delta "$d" --timeout "$(scaled 5)" || return 1
+	rpid=$LISTEN_PID
 	pexec python3 "$MB" send "$PEER" "$DUT_MAC" "$DUT_IP" "$port" --sizes "$sizes" \
 		--count "$n" --delta "$d" || rc=1
 	wait "$rpid" || rc=1

@@ -208,9 +208,9 @@ _bench_mode() { [ "$(xdp_state "$DUT" | cut -d' ' -f1)" = "$1" ]; }
 # file is otherwise block-buffered; in file OUT) has its program on
 # $DUT in MODE (drv|skb) and has finished setting up: its first statistics
 # line ("rx/s") is out (each wait 20 s times VMX_TIMEOUT_SCALE: the
-# debug kernel loads the program slowly). redirect-cpu attaches its program before it fills
-# its cpumap, so a frame it redirects in between is dropped (tdev_datarring
-# once lost 26 of 40 datagrams sent right after the attach).
+# debug kernel loads the program slowly). redirect-cpu attaches its
+# program before it fills its cpumap (xdp-tools 1.3), so a frame it
+# redirects in between is dropped.
 bench_ready() {
 	wait_for "$(scaled 20)" _bench_mode "$2" &&
 		wait_for "$(scaled 20)" grep -q 'rx/s' "$1"

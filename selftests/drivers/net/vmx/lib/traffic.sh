@@ -37,6 +37,25 @@ bg_start() {
 	_vmx_bg+=($BG_PID)
 }
 
+# listen_start OUT WORD CMD...: run CMD (a receiver) in the background,
+# its output in OUT, and wait until it prints WORD (it is ready: bound,
+# listening) for up to 30 s (times VMX_TIMEOUT_SCALE); sets LISTEN_PID. OUT is emptied first, before
+# the job starts: the job's own redirection truncates it only once it
+# runs, and until then a WORD left in OUT by an earlier receiver of the
+# test would pass for this one's, and the sender would start before the
+# socket exists (its datagrams counted in Udp NoPorts, or a check that
+# nothing arrives passing for nothing).
+LISTEN_PID=
+listen_start() {
+	local out=$1 word=$2
+	shift 2
+	: >"$out"
+	"$@" >"$out" 2>&1 &
+	LISTEN_PID=$!
+	_vmx_bg+=("$LISTEN_PID")
+	wait_for "$(scaled 30)" grep -q "$word" "$out" || { cat "$out"; return 1; }
+}
+
 # _bg_kill PID: end a background job and the commands it is running: a job
 # that runs a shell function is a subshell whose children outlive it
 # (`bg_start pexec python3 ...` left the flood running after bg_stop).
