@@ -9,13 +9,15 @@
 # the first revision 4 and the first revision 6 NIC vmx must offer tunnel
 # TSO with and without the outer checksum (the device offers both there
 # whatever DCR0 says: not offered fails), and 4 MB of TCP DUT->peer through
-# a VXLAN 4789 tunnel without outer checksum and through a Geneve 6081
-# tunnel with it (oco), inner IPv4, must arrive byte-identical, the
-# device's stat-tunnel-tso (it segmented: no software GSO) and
-# stat-tunnel-csum (the inner checksums of the segments sent without TSO)
-# moving, no tunnel request refused (stat-tunnel-bad), no strict-mode
-# violation on the NIC, no checksum error at the peer (lib/traffic.sh's
-# tunnel_case; tunnel_tso.sh runs it at revision 9).
+# a VXLAN 4789 tunnel without outer checksum and through Geneve 6081
+# tunnels with it (oco) over IPv4 and over IPv6, inner IPv4, must arrive
+# byte-identical, the device's stat-tunnel-tso (it segmented: no software
+# GSO) and stat-tunnel-csum (the inner checksums of the segments sent
+# without TSO) moving, no tunnel request refused (stat-tunnel-bad), no
+# strict-mode violation on the NIC, no checksum error at the peer; 4 MB
+# peer->DUT through the VXLAN tunnel byte-identical, with the device's
+# inner checksum results (RXINNEROFLD, revision 4+) used by vmx
+# (lib/traffic.sh's tunnel_case; tunnel_tso.sh runs it at revision 9).
 # MTU 9190, the largest from revision 6 (9000 before): on the revision 6
 # NIC with MTU 9190 on vmx and on the peer, 5 pings with 9162-byte payloads
 # and DF (9190-byte IP packets, 9204-byte frames) are all answered and the
@@ -82,10 +84,12 @@ tunnel_rev() {
 	why=$(tunnel_offered) || why="the test device's properties say it does not"
 	check "revision $rev ($NIC): vmx offers tunnel TSO with and without outer UDP checksum (the device does: $why)" \
 		tunnel_features_on || return
-	check "revision $rev ($NIC): VXLAN 4789, no outer checksum (om 1): $TUN_MB MB DUT->peer byte-exact, segmented and inner checksums filled by the device, nothing refused, no strict violation, no checksum error at the peer" \
-		tunnel_case vxlan4789 vxlan 4789 noudpcsum 0 0 out "$TUN_MB"
+	check "revision $rev ($NIC): VXLAN 4789, no outer checksum (om 1): $TUN_MB MB DUT->peer byte-exact, segmented and inner checksums filled by the device, nothing refused, no strict violation, no checksum error at the peer; $TUN_MB MB peer->DUT byte-exact with the device's inner checksum results used" \
+		tunnel_case vxlan4789 vxlan 4789 noudpcsum 0 0 "out in" "$TUN_MB"
 	check "revision $rev ($NIC): Geneve 6081 with outer UDP checksum (om 1 + oco): $TUN_MB MB DUT->peer byte-exact, segmented and inner checksums filled by the device, nothing refused, no strict violation, no checksum error at the peer" \
 		tunnel_case geneve4-csum geneve 6081 udpcsum 0 0 out "$TUN_MB"
+	check "revision $rev ($NIC): Geneve 6081 over IPv6 with outer UDP checksum (om 1 + oco, the outer headers 20 bytes longer): $TUN_MB MB DUT->peer byte-exact, segmented by the device, nothing refused, no strict violation" \
+		tunnel_case geneve6 geneve 6081 udpcsum 1 0 out "$TUN_MB"
 	tunnel_down
 }
 
@@ -93,7 +97,7 @@ tunnel_rev() {
 # device over its stack queues (the channels), as the device counts them.
 dev_counts() {
 	local q a v
-	q=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	q=$(combined_channels "$DUT")
 	for a in tx-queue tx-bytes-queue rx-queue rx-bytes-queue; do
 		v=$(testdev_queue_sum "$NIC" "$a" "${q:-1}") || return 1
 		printf '%s ' "$v"
