@@ -27,7 +27,7 @@ vmx_setup
 [ "$VMX_DRIVER_NAME" = vmx ] || { skip "vmx's ethtool controls" "driver is $VMX_DRIVER_NAME"; vmx_done; }
 
 REV=$(dut_revision)
-NQ=$(ethtool -l "$DUT" | awk '/^Combined:/ { n = $2 } END { print n }')
+NQ=$(combined_channels "$DUT")
 TD=
 if have_testdev; then TD=$(testdev_nic_of "$DUT") || TD=; fi
 log "revision $REV, $NQ queue pairs, test device: ${TD:-no}"

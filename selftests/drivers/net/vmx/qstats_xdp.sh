@@ -26,7 +26,7 @@ N=50
 # over the RX queues in use).
 TD=
 if have_testdev; then TD=$(testdev_nic_of "$DUT" 2>/dev/null) && testdev_nics | grep -qx "$TD" || TD=; fi
-NQ=$(ethtool -l "$DUT" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')
+NQ=$(combined_channels "$DUT")
 peer_tx() { pexec cat "/sys/class/net/$PEER/statistics/tx_packets"; }
 dev_rx() {
 	local q s=0 v

@@ -116,7 +116,7 @@ xdp_per_queue() {
 # whose completions no interrupt or poll reaps keeps them.
 xdp_flood() {
 	local t e c p rc=0
-	NQ=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
+	NQ=$(combined_channels "$DUT")
 	NX=$(ethtool -S "$DUT" | grep -cE '^ *xdptx[0-9]+_packets:')
 	[ "${NQ:-0}" -gt 0 ] && [ "$NX" -gt 0 ] || { echo "channels '$NQ', XDP TX queues $NX"; return 1; }
 	pktgen_setup "$(mac_of "$DUT")" 200000 60 $XDP_PORT_TX >/dev/null || return 1
@@ -221,7 +221,7 @@ fi
 # take 2 (an ARP/ND frame between the reads).
 tx_sum() {
 	local q n d=0 v=0
-	n=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
+	n=$(combined_channels "$DUT")
 	for ((q = 0; q < n; q++)); do
 		d=$((d + $(estat "$DUT" "tx${q}_packets")))
 		v=$((v + $(testdev_stat "$DUT" "stat-tx-queue$q")))

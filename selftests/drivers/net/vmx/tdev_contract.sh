@@ -34,7 +34,7 @@ source "$(dirname "$0")/xdp_lib.sh"
 xdp_setup
 NIC=$(testdev_nic_of "$DUT") && testdev_nics | grep -qx "$NIC" ||
 	{ skip "stack contract on the test device" "$DUT is QEMU's stock vmxnet3, not the test device (vm.sh --nic vmxnet3t)"; vmx_done; }
-NQ=$(ethtool -l "$DUT" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')
+NQ=$(combined_channels "$DUT")
 log "$DUT: test device $NIC ($(testdev_prop "$NIC" rss | sed 's/^/rss=/'), tx-delay-us=$(testdev_prop "$NIC" tx-delay-us | grep . || echo 0)), revision $(dut_revision), $NQ channels"
 
 # ------------------------------------------------ rxhash
@@ -105,7 +105,7 @@ fi
 # tx_counts IF: "tx_packets txN_packets-sum device-sent device-doorbells"
 tx_counts() {
 	local q n d=0 v
-	n=$(ethtool -l "$1" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')
+	n=$(combined_channels "$1")
 	for ((q = 0; q < n; q++)); do
 		v=$(testdev_stat "$1" "tx-queue$q") || return 1
 		d=$((d + v))

@@ -65,7 +65,7 @@ NIC=$(testdev_nic_of "$DUT" 2>/dev/null) && testdev_nics | grep -qx "$NIC" ||
 	{ skip "checksums and hash types on the test device" "$DUT is QEMU's stock vmxnet3, not the test device (vm.sh --nic vmxnet3t)"; vmx_done; }
 have_hmp ||
 	{ skip "checksums and hash types on the test device" "no QEMU monitor in the guest (vm.sh --guest-monitor)"; vmx_done; }
-NQ=$(ethtool -l "$DUT" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')
+NQ=$(combined_channels "$DUT")
 log "$DUT: test device $NIC (rx-csum-verify=$(testdev_prop "$NIC" rx-csum-verify | grep . || echo on), rss=$(testdev_prop "$NIC" rss)), revision $(dut_revision), $NQ channels"
 log "$(ethtool -k "$DUT" | grep -E '^(rx-checksumming|receive-hashing):' | tr '\n' ' ')"
 

@@ -29,7 +29,7 @@ NIC=$(testdev_nic_of "$DUT") && testdev_nics | grep -qx "$NIC" ||
 rev=$(dut_revision)
 [ "${rev:-0}" -ge 3 ] ||
 	{ skip "XDP on RX data ring frames" "$DUT negotiated revision ${rev:-?} < 3: no RX data ring"; vmx_done; }
-log "$DUT: test device $NIC, revision $rev; $(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print "combined " $2; exit}')"
+log "$DUT: test device $NIC, revision $rev; combined $(combined_channels "$DUT")"
 ping_ok() { peer_ping -c 5 -i 0.1 "$DUT_IP"; }
 
 # dr_mark: remember both data ring counters of the DUT (driver: every

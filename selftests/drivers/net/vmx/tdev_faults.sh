@@ -234,7 +234,7 @@ counts_read() {
 act_reconf() {
 	local c0 c1 out d0r d0t d1r d1t i0r i0t i1r i1t
 	local -a cmd
-	c0=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	c0=$(combined_channels "$DUT")
 	if [ "${c0:-1}" -ge 2 ]; then cmd=(ethtool -L "$DUT" combined 1); else cmd=(ethtool -G "$DUT" rx 256); fi
 	counts_read "$c0" || return 1
 	d0r=$SR d0t=$ST i0r=$IR i0t=$IT
@@ -251,7 +251,7 @@ act_reconf() {
 	-G) grep -q "device refused the new configuration, old one restored" <<<"$out" || return 1 ;;
 	-L) grep -q "Input/output error" <<<"$out" || return 1 ;;
 	esac
-	c1=$(ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }')
+	c1=$(combined_channels "$DUT")
 	[ "$c1" = "$c0" ] || { echo "channels $c1 after the refusal, were $c0"; return 1; }
 	resumes || return 1
 	sleep 0.5

@@ -166,7 +166,7 @@ xsk_small_buffers() {
 	[ $((v1 - v0)) = 0 ] || { echo "a buffer smaller than the size vmx announced"; rc=1; }
 	return $rc
 }
-if [ "${REV:-1}" -ge 7 ] && [ "$(ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p)" -ge 2 ] &&
+if [ "${REV:-1}" -ge 7 ] && [ "$(combined_channels "$DUT")" -ge 2 ] &&
    [ "$(testdev_prop "$NIC" rss)" = on ]; then
 	check "zero-copy AF_XDP on channel 1 with small buffers: announced sizes hold" xsk_small_buffers
 else

@@ -43,8 +43,8 @@ channels() {
 	[ "$MAXRX" -lt "$want" ] && want=$MAXRX
 	[ "$(nproc)" -lt "$want" ] && want=$(nproc)
 	[ 8 -lt "$want" ] && want=8
-	max=$(ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 1p)
-	cur=$(ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p)
+	max=$(combined_max "$DUT")
+	cur=$(combined_channels "$DUT")
 	echo "combined channels: max $max, current $cur (want $want)"
 	[ "$max" = "$want" ] && [ "$cur" = "$want" ]
 }
@@ -54,7 +54,7 @@ check "channels follow the device's TX and RX limits" channels
 # has an XDP TX queue of its own, that is 2 x channels <= max-tx-queues:
 # every zero-copy bind is refused otherwise. ethtool -L changes it.
 NLDEV=$VMX_LIB_DIR/nldev.py
-combined() { ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p; }
+combined() { combined_channels "$DUT"; }
 # zc_is yes|no: xsk-zerocopy in xdp-features or not
 zc_is() {
 	local out
@@ -91,7 +91,7 @@ attach_tx() {
 	xdp_attach "$DUT" xdp_tx || return 1
 	xdp_native "$DUT" xdp_tx || return 1
 	wait_carrier "$DUT" 10 || return 1
-	nq=$(ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p)
+	nq=$(combined_channels "$DUT")
 	XDP_OWN=$(ethtool -S "$DUT" | grep -c '^ *xdptx[0-9]*_packets:')
 	echo "with xdp_tx: carrier up, $nq channels, $XDP_OWN dedicated XDP TX queues"
 	if [ $((2 * nq)) -gt "$MAXTX" ]; then

@@ -35,8 +35,8 @@ NCPU=$(nproc)
 WANT_MAX=$((NCPU < 32 ? NCPU : 32))
 log "DUT=$DUT ($NIC: 32 TX / 32 RX queues offered), $NCPU CPUs"
 
-ch_max() { ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 1p; }
-ch_cur() { ethtool -l "$DUT" | awk '/^Combined:/ { print $2 }' | sed -n 2p; }
+ch_max() { combined_max "$DUT"; }
+ch_cur() { combined_channels "$DUT"; }
 
 check_max() {
 	echo "combined channels: max $(ch_max), current $(ch_cur); $NCPU CPUs"

@@ -102,7 +102,7 @@ flood_end() {
 	return $rc
 }
 
-nq_of() { ethtool -l "$1" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }'; }
+nq_of() { combined_channels "$1"; }
 # dev_sent IF: "queue0 all" frames the device sent from IF's stack queues
 dev_sent() {
 	local q n s=0 v q0=

@@ -18,7 +18,7 @@ NIC=$(testdev_nic_of "$DUT") && testdev_nics | grep -qx "$NIC" ||
 	{ skip "RSS over every RX queue" "$DUT is QEMU's stock vmxnet3, not the test device (vm.sh --nic vmxnet3t): no RSS"; vmx_done; }
 rss=$(testdev_prop "$NIC" rss)
 [ "$rss" = on ] || { skip "RSS over every RX queue" "$NIC has rss=${rss:-off} (vm.sh --nic vmxnet3t:rss=on)"; vmx_done; }
-NQ=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
+NQ=$(combined_channels "$DUT")
 [ "${NQ:-1}" -ge 2 ] ||
 	{ skip "RSS over every RX queue" "$DUT has ${NQ:-?} RX queue (vm.sh --smp 2 or more)"; vmx_done; }
 log "$DUT: $NIC, revision $(dut_revision), $NQ RX queues, rss=$rss"

@@ -62,7 +62,7 @@ fi
 
 # ------------------------------------------------ qstats (netlink)
 # (qstats_down.sh: while down; qstats_xdp.sh: XDP frames counted.)
-combined() { ethtool -l "$DUT" | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2 }'; }
+combined() { combined_channels "$DUT"; }
 
 # One qstats entry per RX and per TX queue, as many as combined channels
 # (the dedicated XDP TX queues are no stack queues: not listed).

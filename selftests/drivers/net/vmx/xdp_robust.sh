@@ -168,7 +168,7 @@ rings_back() { ethtool -G "$DUT" rx 1024 rx-jumbo 256 tx 512; }
 chan() {
 	ethtool -L "$DUT" combined "$1" || return 1
 	ethtool -l "$DUT" | sed -n '/Current/,$p' | grep Combined
-	[ "$(ethtool -l "$DUT" | sed -n '/Current/,$p' | awk '/Combined/ {print $2}')" = "$1" ]
+	[ "$(combined_channels "$DUT")" = "$1" ]
 }
 mtu3000() { set_mtu_both 3000; }
 
@@ -177,7 +177,7 @@ if xdp_attach "$DUT" xdp_pass; then
 	check "program survives ethtool -G rx 512 rx-jumbo 128 tx 256" survives "ring resize" rings
 	check_pp_settled "old rings' page_pools freed after the resize" 10
 	check "program survives ethtool -G back to the defaults" survives "ring resize back" rings_back
-	MAXQ=$(ethtool -l "$DUT" | awk '/Combined/ {print $2; exit}')
+	MAXQ=$(combined_max "$DUT")
 	check "program survives ethtool -L combined 1" survives "channels 1" chan 1
 	if [ "${MAXQ:-1}" -gt 1 ]; then
 		check "program survives ethtool -L combined $MAXQ" survives "channels $MAXQ" chan "$MAXQ"

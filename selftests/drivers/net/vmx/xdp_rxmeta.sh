@@ -40,7 +40,7 @@ xdp_setup
 
 # What the device gives: a hash on the test device with RSS over 2+ RX
 # queues, none on QEMU's stock vmxnet3 (no RSS at all).
-NQ=$(ethtool -l "$DUT" | awk '/Current/ { c = 1 } c && /Combined/ { print $2; exit }')
+NQ=$(combined_channels "$DUT")
 NIC=$(testdev_nic_of "$DUT" 2>/dev/null)
 if testdev_nics | grep -qx "${NIC:-none}"; then
 	if [ "$(testdev_prop "$NIC" rss)" = on ] && [ "${NQ:-1}" -ge 2 ]; then

@@ -92,7 +92,7 @@ TD=
 NIC=$(testdev_nic_of "$DUT" 2>/dev/null) && testdev_nics | grep -qx "$NIC" && TD=$NIC
 peer_tx() { pexec cat "/sys/class/net/$PEER/statistics/tx_packets"; }
 # The channels: the device's XDP TX queue Q is its TX queue NCH + Q.
-NCH=$(ethtool -l "$DUT" | awk '/Current/ {c = 1} c && /Combined/ {print $2; exit}')
+NCH=$(combined_channels "$DUT")
 
 # rss_to 0|1: every flow to queue 0 or 1 (only where the device steers).
 rss_to() {

@@ -127,6 +127,11 @@ qemu_tso_fragments() {
 combined_channels() {
 	ethtool -l "$1" 2>/dev/null | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }'
 }
+# combined_max IF: the most combined channels IF takes (under "Pre-set
+# maximums"); empty when ethtool cannot tell.
+combined_max() {
+	ethtool -l "$1" 2>/dev/null | awk '/^Combined:/ { print $2; exit }'
+}
 
 # ring_size IF FIELD: IF's current ring size FIELD (RX, TX, "RX Jumbo", as
 # ethtool -g names them under "Current hardware settings").
