@@ -38,13 +38,13 @@ bg_start() {
 }
 
 # listen_start OUT WORD CMD...: run CMD (a receiver) in the background,
-# its output in OUT, and wait until it prints WORD (it is ready: bound,
-# listening) for up to 30 s (times VMX_TIMEOUT_SCALE); sets LISTEN_PID. OUT is emptied first, before
-# the job starts: the job's own redirection truncates it only once it
-# runs, and until then a WORD left in OUT by an earlier receiver of the
-# test would pass for this one's, and the sender would start before the
-# socket exists (its datagrams counted in Udp NoPorts, or a check that
-# nothing arrives passing for nothing).
+# its output in OUT, and wait up to 30 s (times VMX_TIMEOUT_SCALE) until
+# it prints WORD (it is ready: bound, listening); sets LISTEN_PID. OUT is
+# emptied first, before the job starts: the job's own redirection
+# truncates it only once it runs, and until then a WORD left in OUT by an
+# earlier receiver of the test would pass for this one's, and the sender
+# would start before the socket exists (its datagrams counted in Udp
+# NoPorts, or a check that nothing arrives passing for nothing).
 LISTEN_PID=
 listen_start() {
 	local out=$1 word=$2
