@@ -107,8 +107,9 @@ check-debug:
 
 # the debug groups of run-tests.sh (it builds and checks against the debug
 # kernel itself when one of them is selected)
+DEBUG_GROUPS := debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug
 test-debug:
-	tools/run-tests.sh debug xdpdebug faultsdebug dmadebug tdevdebug tdevdebug2 hotplugdebug pmdebug
+	tools/run-tests.sh $(DEBUG_GROUPS)
 
 # The newest kernel's tree is its own headers tree, as the debug one's.
 modules-newest:
@@ -143,8 +144,9 @@ test:
 
 # the heavier tier: real hibernation on stock QEMU, 8 vCPUs, the DKMS package on both kernels, every test on
 # the test device, the test device on taps, 32 queues in a 32-vCPU guest
+EXTRA_GROUPS := pm smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma
 test-extra: deb
-	tools/run-tests.sh pm smp8 dkms dkms61 tdevfull tdevtap tdevq32 tdevdma
+	tools/run-tests.sh $(EXTRA_GROUPS)
 
 deb:
 	tools/build-deb.sh
@@ -152,8 +154,13 @@ deb:
 bench:
 	tools/bench.sh
 
+# make coverage: the groups of make test; make coverage-all: those of make
+# test, test-extra and test-debug (the debug kernel built first: make kernels)
 coverage:
 	tools/coverage/run.sh
+
+coverage-all: deb
+	tools/coverage/run.sh --default $(EXTRA_GROUPS) $(DEBUG_GROUPS)
 
 # the debug 6.12 kernel (KASAN, lockdep, kmemleak, DMA-API debug, fault
 # injection), cached in /var/cache/vmx-kernels; tools/vm.sh --kernel debug

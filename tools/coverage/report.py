@@ -32,14 +32,21 @@ way, is left out (and counted in "rejected"). Every instruction of a
 matching block counts as executed (a translation block is straight-line
 code: it ends at the first branch).
 
+Which vmx.ko: each guest's own build, build/<kver>/vmx.ko for the kernel
+in DIR/TAG.kver (6.12, 6.1, the debug 6.12; --ko: one file for all). The
+figures are the union over the builds: a line is executable if a build
+has code for it, ran if a guest ran it in any build, so code for another
+kernel (vmx_compat.h's 6.1 branches) counts on that kernel.
+
 What a line is: the line table of vmx.ko's text sections (objdump -dl
 --inlines, so DWARF's view). An instruction belongs to the innermost
 frame's line and, when it was inlined, to each call site in the project's
 files too (a call of vmx_wr_vd() on vmx_drv.c:118 is executable, and ran,
 when its inlined body did). Frames in kernel headers are not counted.
-Function padding (__pfx_*) and alignment nops are not code. Lines the 6.12
-build has no code for (other kernels' compat branches, code the compiler
-removed) are neither executable nor missed. A function is a source
+Function padding (__pfx_*) and alignment nops are not code. Lines no
+build the guests ran has code for (a kernel's compat branch when no guest
+ran that kernel, code the compiler removed) are neither executable nor
+missed. A function is a source
 function, inlined or not (DWARF's name for the frame), keyed by file and
 name; "never entered": none of its lines ran.
 """
@@ -353,57 +360,77 @@ def pct(a, b):
     return f'{100.0 * a / b:5.1f}%' if b else '    -'
 
 
+def ko_for(proj, kver):
+    """the build of vmx a guest of kernel KVER ran: build/<kver>/vmx.ko
+    (make all-kernels, make modules-debug); the DKMS groups' vmx is
+    built from the same sources by the same compiler in the guest, and
+    only blocks that match this file byte for byte count"""
+    return os.path.join(proj, 'build', kver, 'vmx.ko')
+
+
+def merge(into_lines, into_funcs, lines, funcs):
+    """union over builds: a line is executable if one build has code for
+    it, ran if one build ran it"""
+    for k, ran in lines.items():
+        into_lines[k] = into_lines.get(k, False) or ran
+    for k, d in funcs.items():
+        t = into_funcs.setdefault(k, {})
+        for ln, ran in d.items():
+            t[ln] = t.get(ln, False) or ran
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--ko', help='vmx.ko with debug info (default: build/<kver>/vmx.ko, '
-                    'kver from DIR/kver, else the newest 6.12 build)')
+    ap.add_argument('--ko', help='one vmx.ko with debug info for every guest (default: '
+                    'build/<kver>/vmx.ko for each kernel the guests ran, from DIR/TAG.kver)')
     ap.add_argument('--annotate', action='store_true')
     ap.add_argument('--src', help='project sources for --annotate (default: the checkout)')
     ap.add_argument('dir')
     a = ap.parse_args()
     proj = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    kvers = {}
-    for tb in glob.glob(os.path.join(a.dir, '*.tb')):
+    by_ko = {}      # vmx.ko -> [TAG.tb]
+    for tb in sorted(glob.glob(os.path.join(a.dir, '*.tb'))):
+        tag = os.path.basename(tb)[:-3]
         kv = tb[:-3] + '.kver'
-        kvers[tb] = open(kv).read().strip() if os.path.exists(kv) else None
-    ko = a.ko
-    if not ko:
-        # the 6.12 build the guests ran (tools/vm.sh writes TAG.kver)
-        c = sorted(v for v in kvers.values() if v and v.startswith('6.12.'))
-        if c:
-            ko = os.path.join(proj, 'build', c[-1], 'vmx.ko')
+        kver = open(kv).read().strip() if os.path.exists(kv) else ''
+        if a.ko:
+            ko = a.ko
+        elif kver:
+            ko = ko_for(proj, kver)
         else:
             c = sorted(glob.glob(os.path.join(proj, 'build', '6.12.*', 'vmx.ko')))
-            ko = c[-1] if c else None
-    if not ko or not os.path.exists(ko):
-        sys.exit(f'no vmx.ko ({ko}; give --ko)')
-    ko_kver = os.path.basename(os.path.dirname(os.path.abspath(ko)))
-    mod = Module(ko)
-    executed = {t: set() for t in mod.texts}
-    guests = {}
-    for tb in sorted(kvers):
-        tag = os.path.basename(tb)[:-3]
-        if kvers[tb] and kvers[tb] != ko_kver and not a.ko:
-            print(f'{tag}: kernel {kvers[tb]}, not {ko_kver}: left out', file=sys.stderr)
+            ko = c[-1] if c else ''
+        if not ko or not os.path.exists(ko):
+            print(f'{tag}: no vmx.ko for kernel {kver or "?"} ({ko or "none"}): left out',
+                  file=sys.stderr)
             continue
-        lp = os.path.join(a.dir, tag + '.loads')
-        loads = read_loads(lp) if os.path.exists(lp) else []
-        st = attribute(mod, read_tbs(tb), loads, executed)
-        st['loads'] = len(loads)
-        guests[tag] = st
-    if not guests:
-        sys.exit(f'{a.dir}: no *.tb files')
-    lines, funcs = summarize(mod, executed)
-    # A function is the project's if its sources define it. An instruction
-    # in the scope of a kernel header's inline (dma_map_single_attrs,
-    # page_pool_put_netmem) can carry the project line of its call site:
-    # the line counts, the header's function is not listed.
+        by_ko.setdefault(ko, []).append(tb)
+    if not by_ko:
+        sys.exit(f'{a.dir}: no *.tb file with a vmx.ko to map it (give --ko)')
+    lines, funcs, guests, builds = {}, {}, {}, {}
+    for ko, tbs in sorted(by_ko.items()):
+        mod = Module(ko)
+        executed = {t: set() for t in mod.texts}
+        for tb in tbs:
+            tag = os.path.basename(tb)[:-3]
+            lp = os.path.join(a.dir, tag + '.loads')
+            loads = read_loads(lp) if os.path.exists(lp) else []
+            st = attribute(mod, read_tbs(tb), loads, executed)
+            st['loads'] = len(loads)
+            guests[tag] = st
+        bl, bf = summarize(mod, executed)
+        builds[ko] = dict(groups=[os.path.basename(t)[:-3] for t in tbs],
+                          lines=len(bl), ran=sum(bl.values()))
+        merge(lines, funcs, bl, bf)
     defined = project_functions(a.src or proj, {f for f, _ in lines})
     funcs = {k: v for k, v in funcs.items() if k[1] in defined}
 
     files = sorted({f for f, _ in lines})
     out = []
-    out.append(f'vmx coverage: {ko}')
+    out.append('vmx coverage, union of the builds (a line counts where a build has code for it):')
+    for ko, b in builds.items():
+        out.append(f"  {ko}: {b['ran']} of {b['lines']} lines ran ({pct(b['ran'], b['lines']).strip()}), "
+                   f"groups {' '.join(b['groups'])}")
     out.append('guests: ' + ', '.join(
         f"{g} ({s['loads']} loads, {s['matched'] + s['weak']} blocks in vmx, "
         f"{s['rejected']} rejected)" for g, s in guests.items()))
@@ -437,7 +464,7 @@ def main():
     with open(os.path.join(a.dir, 'coverage.txt'), 'w') as fo:
         fo.write('\n'.join(out) + '\n')
     with open(os.path.join(a.dir, 'coverage.json'), 'w') as fo:
-        json.dump(dict(ko=ko, guests=guests, files=per_file,
+        json.dump(dict(builds=builds, guests=guests, files=per_file,
                        total=dict(lines=tot[0], ran=tot[1], functions=tot[2], entered=tot[3]),
                        functions=per_func, never_entered=never), fo, indent=1)
     if a.annotate:

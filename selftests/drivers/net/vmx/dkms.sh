@@ -115,6 +115,7 @@ boot_modprobe() {
 	for d in $(vmxnet3_pci_devs); do
 		modprobe -b "$(cat "/sys/bus/pci/devices/$d/modalias")" || return 1
 	done
+	cov_record_load
 	lsmod | grep -E '^(vmx|vmxnet3) '
 }
 
@@ -138,6 +139,7 @@ switch_under_ping() {
 	# checked first, as an unbind's
 	[ "$to" = vmx ] || dut_retire_ifaces unbind "$DUT"
 	timed "vmx-switch $to $NIC" vmx-switch "$to" "$NIC"
+	[ "$to" != vmx ] || cov_record_load
 	wait $p
 	use_iface "$to" || return 1
 	ip -br addr show dev "$DUT"
@@ -273,6 +275,7 @@ coexist() {
 	local n0 d new
 	n0=$(dmesg | wc -l)
 	modprobe vmx || return 1
+	cov_record_load
 	sleep 1
 	all_on vmxnet3 || { echo "vmx took a NIC"; return 1; }
 	[ -z "$(ifaces_by_driver vmx)" ] || { echo "vmx interfaces: $(ifaces_by_driver vmx)"; return 1; }

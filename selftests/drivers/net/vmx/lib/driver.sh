@@ -110,9 +110,12 @@ _vmx_ko_info() {
 # make coverage (tools/coverage): where this load of vmx put its code, for
 # tools/coverage/report.py (VMX_COVERAGE and VMX_COVERAGE_TAG come from
 # tools/vm.sh). Shell builtins only: a fork costs tens of ms under TCG.
+# dut_load calls it; a test that loads vmx another way (modprobe of the
+# DKMS package's module) calls it after the load. Nothing without vmx.
 cov_record_load() {
 	local s a out
 	[ -n "${VMX_COVERAGE:-}" ] && [ -n "${VMX_COVERAGE_TAG:-}" ] || return 0
+	[ -d /sys/module/vmx/sections ] || return 0
 	out="$VMX_COVERAGE/$VMX_COVERAGE_TAG.loads"
 	{
 		echo "load ${EPOCHREALTIME:-}"
