@@ -10,7 +10,8 @@
 #             packets per cell, the drivers loaded ABCCBA in one guest
 #             (tools/bench-guest.sh count_main); virtio_net's DUT and DUT2
 #             are two more virtio NICs on the hub, after the generator.
-#   --quick   the counting smoke (~4 min): the packet cells, ndo_xdp_xmit
+#   --quick   the counting smoke (~4 min): the packet cells, the 9000-byte
+#             multi-buffer XDP_DROP and XDP_TX cells, ndo_xdp_xmit
 #             and AF_XDP zero-copy RX drop once per driver (vmx, vmxnet3,
 #             virtio_net) with few packets; fails unless every cell has
 #             numbers (a driver refusing the zero-copy bind: only the
@@ -70,8 +71,10 @@ if [ $MODE = count ]; then
 	# numbers, and ndo_xdp_xmit too (xdp-bench's dummy program on the
 	# egress NIC is what lets virtio_net send redirected frames), and
 	# AF_XDP zero-copy RX (a driver without zero-copy reports the refused
-	# bind instead; vmx must have numbers)
-	cells="drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64"
+	# bind instead; vmx must have numbers), and the multi-buffer cells
+	# (9000-byte frames, an xdp.frags program: the in-tree vmxnet3 refuses
+	# the MTU with XDP, vmx and virtio_net must have numbers)
+	cells="drop:native:64 pass:native:64 tx:native:64 skb_tx:-:64 drop:frags:9000 tx:frags:9000"
 	if [ $QUICK = 0 ]; then
 		cells="$cells rxdrop:xsk-zc:64 rxdrop:xsk-copy:64 l2fwd:xsk-zc:64 l2fwd:xsk-copy:64"
 	else
