@@ -47,6 +47,13 @@ class Run:
         self.rows.append(r)
         return self
 
+    def without(self, drv, load, mode, test=None):
+        """the run without that load's cells of @mode (and @test)"""
+        self.rows = [x for x in self.rows if not (
+            x["driver"] == drv and x["load"] == load and x["mode"] == mode
+            and test in (None, x["test"]))]
+        return self
+
     def na(self, drv, load, test, mode, why, size=64):
         self.rows.append({"driver": drv, "load": load, "test": test, "mode": mode,
                           "size": size, "na": why})
@@ -94,9 +101,7 @@ def cases():
     """(name, run, None: --check passes; else a line it must fail with)"""
     yield "good", good(), None
     # 1: the socket got nothing, or fewer than the frames divided by
-    r = good()
-    r.rows = [x for x in r.rows if not (x["driver"] == "vmx" and x["load"] == 10
-                                        and x["test"] == "rxdrop" and x["mode"] == "xsk-zc")]
+    r = good().without("vmx", 10, "xsk-zc", "rxdrop")
     r.cell("vmx", 10, "rxdrop", "xsk-zc", got=0)
     yield "socket-got-nothing", r, "load 10: the socket received 0 of the 3000 frames"
     r = good()
@@ -128,22 +133,16 @@ def cases():
     r.cell("vmxnet3", 11, "l2fwd", "xsk-copy", size=512)
     yield "intree-na-copy", r, "virtio_net l2fwd xsk-copy 512 load 12: not available"
     # multi-buffer cells: only vmxnet3's refusal of the MTU is excused
-    r = good()
-    r.rows = [x for x in r.rows if not (x["driver"] == "virtio_net" and x["load"] == 12
-                                        and x["mode"] == "frags")]
+    r = good().without("virtio_net", 12, "frags")
     r.na("virtio_net", 12, "drop", "frags", "native XDP refused: Error: virtio_net: XDP expects "
          "header/data in single page, any_header_sg required", size=9000)
     yield "virtio-na-frags", r, "virtio_net drop frags 9000 load 12: not available"
-    r = good()
-    r.rows = [x for x in r.rows if not (x["driver"] == "vmxnet3" and x["load"] == 11
-                                        and x["mode"] == "frags")]
+    r = good().without("vmxnet3", 11, "frags")
     r.na("vmxnet3", 11, "drop", "frags", "native XDP refused: RTNETLINK answers: Device or "
          "resource busy", size=9000)
     yield "intree-na-frags-other", r, "vmxnet3 drop frags 9000 load 11: not available"
     # 3: vmx not available in one load, numbers from the other
-    r = good()
-    r.rows = [x for x in r.rows if not (x["driver"] == "vmx" and x["load"] == 10
-                                        and x["test"] == "rxdrop" and x["mode"] == "xsk-zc")]
+    r = good().without("vmx", 10, "xsk-zc", "rxdrop")
     r.na("vmx", 10, "rxdrop", "xsk-zc", ZC_REFUSED)
     yield "vmx-na-one-load", r, "vmx rxdrop xsk-zc 64 load 10: not available"
 
