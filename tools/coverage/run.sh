@@ -2,7 +2,8 @@
 # run.sh - make coverage: run test groups with coverage on (VMX_COVERAGE,
 # tools/vm.sh: the vmxcount TCG plugin records the blocks the guest runs
 # in module space), then tools/coverage/report.py: per-file and
-# per-function figures for vmx_*.c on 6.12 and the functions never entered.
+# per-function figures for vmx_*.c (each guest through its kernel's build of
+# vmx, the union by source line) and the functions never entered.
 #
 # Usage: tools/coverage/run.sh [--default] [GROUP...]
 #   no GROUP: COVERAGE_GROUPS, else the default groups: those of the
