@@ -30,26 +30,33 @@ default_groups() {
 		/only when named/ { g = "" }
 		END { if (g != "") print g }'
 }
-groups=()
-if [ "${1:-}" = --default ]; then
-	shift
-	mapfile -t groups < <(default_groups)
-	groups+=("$@")
-elif [ $# -gt 0 ]; then
-	groups=("$@")
-elif [ -n "${COVERAGE_GROUPS:-}" ]; then
-	read -r -a groups <<<"$COVERAGE_GROUPS"
-else
-	mapfile -t groups < <(default_groups)
-fi
-[ ${#groups[@]} -gt 0 ] || { echo "coverage: no groups" >&2; exit 2; }
-export VMX_COVERAGE=${VMX_COVERAGE:-$TOP/results/coverage-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$VMX_COVERAGE"
-VMX_COVERAGE=$(cd "$VMX_COVERAGE" && pwd)
-export RESULTS=${RESULTS:-$VMX_COVERAGE/tests}
-echo "coverage: groups ${groups[*]}; records in $VMX_COVERAGE"
-start=$(date +%s)
-tools/run-tests.sh "${groups[@]}"
-trc=$?
-echo "coverage: the groups took $(( $(date +%s) - start ))s (run-tests.sh exit status $trc)"
-python3 tools/coverage/report.py --annotate "$VMX_COVERAGE"
+# The run lasts hours: everything below is in main(), read whole before it
+# starts, so that a checkout changing this file meanwhile cannot make bash
+# read on from the old offset in the new text.
+main() {
+	local groups=() start trc
+	if [ "${1:-}" = --default ]; then
+		shift
+		mapfile -t groups < <(default_groups)
+		groups+=("$@")
+	elif [ $# -gt 0 ]; then
+		groups=("$@")
+	elif [ -n "${COVERAGE_GROUPS:-}" ]; then
+		read -r -a groups <<<"$COVERAGE_GROUPS"
+	else
+		mapfile -t groups < <(default_groups)
+	fi
+	[ ${#groups[@]} -gt 0 ] || { echo "coverage: no groups" >&2; exit 2; }
+	export VMX_COVERAGE=${VMX_COVERAGE:-$TOP/results/coverage-$(date +%Y%m%d-%H%M%S)}
+	mkdir -p "$VMX_COVERAGE"
+	VMX_COVERAGE=$(cd "$VMX_COVERAGE" && pwd)
+	export RESULTS=${RESULTS:-$VMX_COVERAGE/tests}
+	echo "coverage: groups ${groups[*]}; records in $VMX_COVERAGE"
+	start=$(date +%s)
+	tools/run-tests.sh "${groups[@]}"
+	trc=$?
+	echo "coverage: the groups took $(( $(date +%s) - start ))s (run-tests.sh exit status $trc)"
+	python3 tools/coverage/report.py --annotate "$VMX_COVERAGE"
+}
+main "$@"
+exit
