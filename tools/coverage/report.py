@@ -371,15 +371,17 @@ def home_functions(funcs, defined):
         if not homes:
             continue
         if f in homes or len(homes) != 1:
-            t = out.setdefault((f, fn), {})
-            for ln, ran in d.items():
-                t[ln] = t.get(ln, False) or ran
-            continue
-        t = out.setdefault((next(iter(homes)), fn), {})
-        for ln, ran in d.items():
-            k = f'{f}:{ln}'
-            t[k] = t.get(k, False) or ran
+            or_into(out.setdefault((f, fn), {}), d)
+        else:
+            or_into(out.setdefault((next(iter(homes)), fn), {}),
+                    {f'{f}:{ln}': ran for ln, ran in d.items()})
     return out
+
+
+def or_into(into, ran):
+    """@into[k] |= @ran[k] for every k of @ran (ran somewhere: ran)"""
+    for k, r in ran.items():
+        into[k] = into.get(k, False) or r
 
 
 def pct(a, b):
@@ -397,12 +399,9 @@ def ko_for(proj, kver):
 def merge(into_lines, into_funcs, lines, funcs):
     """union over builds: a line is executable if one build has code for
     it, ran if one build ran it"""
-    for k, ran in lines.items():
-        into_lines[k] = into_lines.get(k, False) or ran
+    or_into(into_lines, lines)
     for k, d in funcs.items():
-        t = into_funcs.setdefault(k, {})
-        for ln, ran in d.items():
-            t[ln] = t.get(ln, False) or ran
+        or_into(into_funcs.setdefault(k, {}), d)
 
 
 def main():
