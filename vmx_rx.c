@@ -948,6 +948,17 @@ static __always_inline u32 vmx_xdp_run(struct vmx_rxq *rxq,
 		st = VMX_RXS_XDP_PASS;
 		break;
 	case XDP_TX:
+		/*
+		 * A program may grow a frame past what the MTU lets the
+		 * device send (bpf_xdp_adjust_tail into a fragment's page);
+		 * the kernel checks redirected frames so (xdp_ok_fwd_dev),
+		 * nothing checks XDP_TX: refused here, counted.
+		 */
+		if (unlikely(xdp_get_buff_len(xdp) > nd->mtu + VLAN_ETH_HLEN)) {
+			trace_xdp_exception(nd, prog, act);
+			st = VMX_RXS_XDP_TX_ERR;
+			goto drop;
+		}
 		f = xdp_convert_buff_to_frame(xdp);
 		if (unlikely(!f)) {
 			st = VMX_RXS_XDP_TX_ERR;

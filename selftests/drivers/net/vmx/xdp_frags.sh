@@ -287,10 +287,26 @@ check "bpf_xdp_load/store_bytes: 100 bytes inverted across each buffer boundary,
 # 3600-byte frames are always two buffers (above the single-buffer MTU
 # VMX_XDP_MAX_MTU), with a short fragment that -1000 frees entirely; -5000
 # frees every fragment of 8000 and 9014 bytes and cuts the linear part.
-for t in -10:$BIG -1000:$BIG -5000:8000,9014 24:$BIG 1000:$BIG; do
+# Grown frames up to the MTU's (9000 + 18 bytes) go out; 9014-byte ones
+# grown by 24 or 1000 would be longer: refused below.
+for t in -10:$BIG -1000:$BIG -5000:8000,9014 24:3600,5000,8000 1000:3600,5000,8000; do
 	check "bpf_xdp_adjust_tail ${t%%:*} on frames of ${t#*:} bytes, XDP_TX exact" \
 		tx_count $PORT_MB_TAIL tail "${t#*:}" 8 "${t%%:*}"
 done
+# past_mtu DELTA: 9014-byte frames grown by DELTA: XDP_TX refused (a frame
+# longer than the MTU allows never reaches the device: the test device's
+# strict check tx-oversize sees anything above 9234 bytes), each counted in
+# rxN_xdp_tx_errors, none back at the peer.
+past_mtu() {
+	local e0 e1
+	e0=$(estat "$DUT" 'rx[0-9]+_xdp_tx_errors')
+	mb_bounce $PORT_MB_TAIL none 9014 6 "$1" || return 1
+	e1=$(estat "$DUT" 'rx[0-9]+_xdp_tx_errors')
+	echo "rxN_xdp_tx_errors +$((e1 - e0))"
+	[ $((e1 - e0)) = 6 ]
+}
+check "bpf_xdp_adjust_tail +24 past the MTU: XDP_TX refused, counted, nothing sent" past_mtu 24
+check "bpf_xdp_adjust_tail +1000 past the MTU: XDP_TX refused, counted, nothing sent" past_mtu 1000
 overgrow() {
 	local a0 a1
 	a0=$(estat "$DUT" 'rx[0-9]+_xdp_aborted')
