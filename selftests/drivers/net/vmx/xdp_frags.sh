@@ -297,13 +297,12 @@ done
 # longer than the MTU allows never reaches the device: the test device's
 # strict check tx-oversize sees anything above 9234 bytes), each counted in
 # rxN_xdp_tx_errors, none back at the peer.
-_tx_errors_reach() { [ "$(estat "$DUT" 'rx[0-9]+_xdp_tx_errors')" -ge "$1" ]; }
 past_mtu() {
 	local e0 e1
 	e0=$(estat "$DUT" 'rx[0-9]+_xdp_tx_errors')
 	mb_bounce $PORT_MB_TAIL none 9014 6 "$1" || return 1
 	# a loaded DUT may run the program after the peer's 1.5 s window
-	wait_for "$(scaled 10)" _tx_errors_reach $((e0 + 6))
+	wait_for "$(scaled 10)" above $((e0 + 5)) estat "$DUT" 'rx[0-9]+_xdp_tx_errors'
 	e1=$(estat "$DUT" 'rx[0-9]+_xdp_tx_errors')
 	echo "rxN_xdp_tx_errors +$((e1 - e0))"
 	[ $((e1 - e0)) = 6 ]
