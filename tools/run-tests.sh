@@ -1067,6 +1067,8 @@ echo "==== vmx test summary (driver $VMX_DRIVER, $(( $(date +%s) - t_start ))s, 
 sumfile=$RESULTS/summary.txt
 [ -z "$SUMMARIZE" ] || sumfile=/dev/null
 printf '%s\n' "${SUMMARY[@]}" | tee "$sumfile"
-[ ${#TIMES[@]} -eq 0 ] || echo "time: ${TIMES[*]}" | sed 's/s /s, /g' | tee -a "$sumfile"
+# joined with ", " (a sed on "s " also split "kselftests 89s")
+[ ${#TIMES[@]} -eq 0 ] || { t=$(printf '%s, ' "${TIMES[@]}"); echo "time: ${t%, }"; } |
+	tee -a "$sumfile"
 echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee -a "$sumfile"
 [ "$FAIL" -eq 0 ]
