@@ -503,13 +503,23 @@ group_tests() {
 	echo "${out[@]}"
 }
 
+# group_scale GROUP: the group's VMX_TIMEOUT_SCALE (1 if unset), doubled
+# under make coverage, whose plugin slows every guest (tdev_faults.sh on the
+# debug kernel outran its 1440 s under it). Passed into the guest too.
+group_scale() {
+	local s
+	s=$(printf '%s\n' "${G_ENV[$1]:-}" | tr ';' '\n' | sed -n 's/^VMX_TIMEOUT_SCALE=//p')
+	s=${s:-1}
+	[ -z "${VMX_COVERAGE:-}" ] || s=$((s * 2))
+	echo "$s"
+}
+
 # Test timeout from its "# vmx-timeout: N" line (same rule as
-# guest-suite.sh), times the group's VMX_TIMEOUT_SCALE: test_timeout TEST GROUP.
+# guest-suite.sh), times the group's scale: test_timeout TEST GROUP.
 test_timeout() {
-	local t s
+	local t
 	t=$(sed -n 's/^# vmx-timeout: *\([0-9][0-9]*\).*/\1/p' "$PROJ/$TESTDIR/$1" 2>/dev/null | head -n1)
-	s=$(printf '%s\n' "${G_ENV[$2]:-}" | tr ';' '\n' | sed -n 's/^VMX_TIMEOUT_SCALE=//p')
-	echo $(( ${t:-${VMX_TEST_TIMEOUT:-300}} * ${s:-1} ))
+	echo $(( ${t:-${VMX_TEST_TIMEOUT:-300}} * $(group_scale "$2") ))
 }
 
 RUN_ID=$(date +%Y%m%d-%H%M%S)
@@ -887,7 +897,7 @@ done
 # background when VMX_JOBS allows several); the outcome goes to
 # GROUP/.guest ("exit-status seconds budget"), read by group_verdict.
 run_guest() {
-	local g=$1 gdir=$RESULTS/$1 budget t e gstart gsecs vrc tag=
+	local g=$1 gdir=$RESULTS/$1 budget t e gstart gsecs vrc tag= scale
 	local -a tests opts genv
 	read -r -a tests <<< "$(group_tests "$g")"
 	mkdir -p "$gdir"
@@ -906,8 +916,10 @@ run_guest() {
 	[ -n "${VMX_APPEND:-}" ] && opts+=(--append "$VMX_APPEND")
 	IFS=';' read -r -a genv <<< "${G_ENV[$g]:-}"
 	for e in "${genv[@]}"; do
-		opts+=(--env "$e")
+		[[ $e == VMX_TIMEOUT_SCALE=* ]] || opts+=(--env "$e")
 	done
+	scale=$(group_scale "$g")
+	[ "$scale" = 1 ] || opts+=(--env "VMX_TIMEOUT_SCALE=$scale")
 	say "group $g: kernel ${G_KERNEL[$g]}, ${G_OPTS[$g]}; ${#tests[@]} tests: ${tests[*]}"
 	gstart=$(date +%s)
 	# Progress: the per-test lines of guest-suite.sh and kernel trouble;
