@@ -138,7 +138,8 @@
 #                     when hunting a memory corruption.
 #   VMX_*             passed on into the guests (see lib.sh).
 #   VMX_COVERAGE=DIR  coverage on (make coverage, tools/coverage/README.md):
-#                     every guest under the vmxcount plugin, records in DIR.
+#                     every guest under the vmxcount plugin, records in DIR;
+#                     test timeouts doubled (group_scale).
 #
 # Every group names its mode (VMX_MODE in its env: msix, msi, intx,
 # swiotlb, iommu, hotplug, monitor, testdev); mode.sh runs first and proves
