@@ -1080,7 +1080,7 @@ echo "==== vmx test summary (driver $VMX_DRIVER, $(( $(date +%s) - t_start ))s, 
 sumfile=$RESULTS/summary.txt
 [ -z "$SUMMARIZE" ] || sumfile=/dev/null
 printf '%s\n' "${SUMMARY[@]}" | tee "$sumfile"
-# joined with ", " (a sed on "s " also split "kselftests 89s")
+# entries joined with ", " (a group's name may itself end in "s")
 [ ${#TIMES[@]} -eq 0 ] || { t=$(printf '%s, ' "${TIMES[@]}"); echo "time: ${t%, }"; } |
 	tee -a "$sumfile"
 echo "$PASS passed, $FAIL failed, $SKIP skipped" | tee -a "$sumfile"
