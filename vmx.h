@@ -270,6 +270,7 @@ struct vmx_qset {
 struct vmx_qvec {
 	struct napi_struct napi;
 	struct vmx_priv *vp;
+	u32 qid;		/* channel: its queues' index */
 	u32 idx;		/* device interrupt index */
 	bool active;		/* has queues in the current set */
 	/*
@@ -551,6 +552,22 @@ static inline bool vmx_rx_pending(const struct vmx_rxq *rxq)
 	u32 dw3 = le32_to_cpu(READ_ONCE(rxq->comp[rxq->comp_next].dw[3]));
 
 	return !rxq->bad && !!(dw3 & VMX_RXC_GEN) == rxq->comp_gen;
+}
+
+/*
+ * Nothing for vmx_rx_poll() to do: no completion, no frame left open, both
+ * rings fully posted (a ring short of buffers, after a failed allocation
+ * or for an AF_XDP fill ring, is refilled by the poll). Inline: most polls
+ * of a TCP sender are for TX completions and find RX idle.
+ */
+static inline bool vmx_rx_idle(const struct vmx_rxq *rxq)
+{
+	const struct vmx_rx_ring *r0 = &rxq->ring[0], *r1 = &rxq->ring[1];
+
+	/* a ring is full when the slot after the last posted is the next due */
+	return !vmx_rx_pending(rxq) && !rxq->xb_open &&
+	       vmx_ring_after(r0->fill, r0->size) == r0->cons &&
+	       vmx_ring_after(r1->fill, r1->size) == r1->cons;
 }
 
 static inline bool vmx_tx_pending(const struct vmx_txq *txq)

@@ -1353,6 +1353,7 @@ static int vmx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_free_dma;
 	for (i = 0; i < vp->max_queues; i++) {
 		vp->qv[i].vp = vp;
+		vp->qv[i].qid = i;
 		/* the queue vectors come after events (and XDP TX) */
 		vp->qv[i].idx = vp->intr_type == VMX_IT_MSIX ?
 				i + vp->num_vecs - vp->max_queues : 0;

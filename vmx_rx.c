@@ -439,9 +439,11 @@ static __always_inline u32 vmx_rx_refill(struct vmx_rxq *rxq,
 					 struct vmx_rx_ring *r,
 					 bool *short_of_pages)
 {
-	u32 want = r->size - 1 - vmx_rx_ring_owned(r);
-
-	return want ? vmx_rx_post_n(rxq, r, want, short_of_pages) : 0;
+	/* full: the slot after the last posted is the next due */
+	if (vmx_ring_after(r->fill, r->size) == r->cons)
+		return 0;
+	return vmx_rx_post_n(rxq, r, r->size - 1 - vmx_rx_ring_owned(r),
+			     short_of_pages);
 }
 
 /**
@@ -710,7 +712,8 @@ static void vmx_rx_hash(struct sk_buff *skb, u32 dw0, u32 hash)
  * when it fits the frame and the MTU, and then an aggregate shorter than
  * the MTU (segments smaller than the MTU allows) is one too; without it
  * the size comes from the MTU and only a frame longer than the MTU is an
- * aggregate. The segment count always comes from the payload.
+ * aggregate. The segment count always comes from the payload. Called for
+ * a frame with a segment size or longer than an untagged MTU-sized one.
  */
 static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 		       u32 dw3)
@@ -721,8 +724,6 @@ static void vmx_rx_lro(struct vmx_rxq *rxq, struct sk_buff *skb, u32 mss,
 	struct tcphdr *th;
 	__be16 proto;
 
-	if (!mss && skb->len <= mtu + ETH_HLEN)
-		return;
 	proto = ((struct ethhdr *)skb->data)->h_proto;
 	if (eth_type_vlan(proto)) {
 		if (!pskb_may_pull(skb, VLAN_ETH_HLEN))
@@ -833,11 +834,14 @@ static __always_inline void __vmx_rx_deliver(struct vmx_rxq *rxq,
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       FIELD_GET(VMX_RXC_TCI, dw2));
 	if (nd->features & NETIF_F_LRO) {
-		if (!inner)
-			vmx_rx_lro(rxq, skb, lro_mss, dw3);
-		else if (lro_mss || skb->len > nd->mtu + VLAN_ETH_HLEN)
+		if (inner) {
 			/* a tunnel aggregate: the flags describe its inner headers */
-			vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
+			if (lro_mss || skb->len > nd->mtu + VLAN_ETH_HLEN)
+				vmx_rxq_add(rxq, VMX_RXS_LRO_UNPARSED, 1);
+		} else if (lro_mss || skb->len > nd->mtu + ETH_HLEN) {
+			/* most frames are no aggregate: that test costs no call */
+			vmx_rx_lro(rxq, skb, lro_mss, dw3);
+		}
 	}
 	skb_record_rx_queue(skb, rxq->qid);
 	skb->protocol = eth_type_trans(skb, nd);
