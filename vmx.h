@@ -495,7 +495,6 @@ void vmx_rxq_start(struct vmx_rxq *rxq);
 void vmx_rxq_stop(struct vmx_rxq *rxq);
 void vmx_rxq_write_desc(struct vmx_rxq *rxq, struct vmx_rxq_desc *d,
 			u32 nrxq, u8 intr_idx);
-void vmx_rxq_kick(struct vmx_rxq *rxq);
 int vmx_rx_poll(struct vmx_rxq *rxq, int budget);
 
 /* vmx_tx.c */

@@ -247,13 +247,15 @@ static int vmx_poll(struct napi_struct *napi, int budget)
 		/*
 		 * Unlocked look first: a sender holding the lock reclaims
 		 * (and re-arms the XDP TX vector for what stays in flight)
-		 * itself. A queue with nothing completed and nothing in
-		 * flight needs nothing; one with frames in flight needs the
-		 * locked visit even with nothing completed yet: the XDP TX
-		 * interrupt masked the vector for every queue, and this
-		 * queue's re-arm is what lets its later completions in.
+		 * itself. A queue with nothing handed to the device needs
+		 * nothing (a completion written there anyway is checked as
+		 * any other once the queue is used again); one with frames
+		 * in flight needs the locked visit even with nothing
+		 * completed yet: the XDP TX interrupt masked the vector for
+		 * every queue, and this queue's re-arm is what lets its
+		 * later completions in.
 		 */
-		if (data_race(vmx_tx_pending(xq) || xq->clean != xq->kicked))
+		if (data_race(xq->posted != xq->clean))
 			vmx_xdp_txq_poll(xq);
 	}
 

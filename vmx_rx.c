@@ -521,11 +521,11 @@ void vmx_rxq_write_desc(struct vmx_rxq *rxq, struct vmx_rxq_desc *d,
 	}
 }
 
-/**
- * vmx_rxq_kick() - write both producer doorbells if the device wants them
- * @rxq: queue
+/*
+ * Write both producer doorbells if the device wants them. Inlined in the
+ * poll, which refills after every frame it took.
  */
-void vmx_rxq_kick(struct vmx_rxq *rxq)
+static __always_inline void vmx_rxq_kick(struct vmx_rxq *rxq)
 {
 	struct vmx_priv *vp = rxq->vp;
 
@@ -596,7 +596,7 @@ static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 }
 
 /* Did the device verify the IP and TCP/UDP checksums it describes? */
-static bool vmx_rx_csum_ok(struct vmx_rxq *rxq, u32 dw0, u32 dw3)
+static __always_inline bool vmx_rx_csum_ok(struct vmx_rxq *rxq, u32 dw0, u32 dw3)
 {
 	if (!(rxq->vp->netdev->features & NETIF_F_RXCSUM) ||
 	    (dw0 & VMX_RXC_CNC) || !(dw3 & (VMX_RXC_TCP | VMX_RXC_UDP)))
@@ -673,8 +673,9 @@ static void vmx_rx_csum_inner(struct vmx_rxq *rxq, struct sk_buff *skb,
 	vmx_rxq_add(rxq, VMX_RXS_INNER_UNUSED, 1);
 }
 
-static void vmx_rx_csum(struct vmx_rxq *rxq, struct sk_buff *skb, u32 dw0,
-			u32 dw3)
+/* every frame's: inlined in delivery */
+static __always_inline void vmx_rx_csum(struct vmx_rxq *rxq,
+					struct sk_buff *skb, u32 dw0, u32 dw3)
 {
 	bool ok = vmx_rx_csum_ok(rxq, dw0, dw3);
 
@@ -798,8 +799,8 @@ static void vmx_rx_runt(struct vmx_rxq *rxq, u32 len)
 
 /*
  * Hand a whole frame to the stack. @counted: XDP already counted it as
- * received (with its length before the program ran). Inlined in XDP_PASS;
- * the other paths call vmx_rx_deliver().
+ * received (with its length before the program ran). Inlined in XDP_PASS
+ * and in vmx_rx_one()'s ring path; the other paths call vmx_rx_deliver().
  */
 static __always_inline void __vmx_rx_deliver(struct vmx_rxq *rxq,
 					     struct sk_buff *skb,
@@ -1510,7 +1511,8 @@ static int vmx_rx_one(struct vmx_rxq *rxq, const struct vmx_rx_comp *rc,
 		vmx_rx_drop(rxq, VMX_RXS_DEV_ERR);
 		return 1;
 	}
-	vmx_rx_deliver(rxq, rxq->skb, rc, rxq->lro_mss, false);
+	/* the path of every frame received in ring buffers: no call */
+	__vmx_rx_deliver(rxq, rxq->skb, rc, rxq->lro_mss, false);
 	rxq->skb = NULL;
 	return 1;
 }
