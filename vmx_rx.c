@@ -596,7 +596,8 @@ static inline bool vmx_rx_take(struct vmx_rxq *rxq, struct vmx_rx_ring *r,
 }
 
 /* Did the device verify the IP and TCP/UDP checksums it describes? */
-static __always_inline bool vmx_rx_csum_ok(struct vmx_rxq *rxq, u32 dw0, u32 dw3)
+static __always_inline bool vmx_rx_csum_ok(struct vmx_rxq *rxq, u32 dw0,
+					   u32 dw3)
 {
 	if (!(rxq->vp->netdev->features & NETIF_F_RXCSUM) ||
 	    (dw0 & VMX_RXC_CNC) || !(dw3 & (VMX_RXC_TCP | VMX_RXC_UDP)))
