@@ -553,6 +553,12 @@ static inline bool vmx_rx_pending(const struct vmx_rxq *rxq)
 	return !rxq->bad && !!(dw3 & VMX_RXC_GEN) == rxq->comp_gen;
 }
 
+/* Every slot but one posted: the slot after the last posted is the next due. */
+static inline bool vmx_rx_ring_full(const struct vmx_rx_ring *r)
+{
+	return vmx_ring_after(r->fill, r->size) == r->cons;
+}
+
 /*
  * Nothing for vmx_rx_poll() to do: no completion, no frame left open, both
  * rings fully posted (a ring short of buffers, after a failed allocation
@@ -561,12 +567,9 @@ static inline bool vmx_rx_pending(const struct vmx_rxq *rxq)
  */
 static inline bool vmx_rx_idle(const struct vmx_rxq *rxq)
 {
-	const struct vmx_rx_ring *r0 = &rxq->ring[0], *r1 = &rxq->ring[1];
-
-	/* a ring is full when the slot after the last posted is the next due */
 	return !vmx_rx_pending(rxq) && !rxq->xb_open &&
-	       vmx_ring_after(r0->fill, r0->size) == r0->cons &&
-	       vmx_ring_after(r1->fill, r1->size) == r1->cons;
+	       vmx_rx_ring_full(&rxq->ring[0]) &&
+	       vmx_rx_ring_full(&rxq->ring[1]);
 }
 
 static inline bool vmx_tx_pending(const struct vmx_txq *txq)

@@ -439,8 +439,7 @@ static __always_inline u32 vmx_rx_refill(struct vmx_rxq *rxq,
 					 struct vmx_rx_ring *r,
 					 bool *short_of_pages)
 {
-	/* full: the slot after the last posted is the next due */
-	if (vmx_ring_after(r->fill, r->size) == r->cons)
+	if (vmx_rx_ring_full(r))
 		return 0;
 	return vmx_rx_post_n(rxq, r, r->size - 1 - vmx_rx_ring_owned(r),
 			     short_of_pages);
